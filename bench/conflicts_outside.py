@@ -8,7 +8,7 @@ never asserts. The reads beside them (`kg inject -m`, `kg status`) judge that pa
 nothing (the baseline showed both sides and listed none); each build keeps one copy, so after the first round the
 pair is decided and the reads still look for contradictions no decision covers (the same queries either way).
 
-    .venv/bin/python bench/conflicts_outside.py --kg before=/work/base40/.venv/bin/kg [--events 10000] [--runs 7] [--cpu]
+    .venv/bin/python bench/conflicts_outside.py --kg before=/work/base40/.venv/bin/kg [--events N] [--runs 7] [--cpu]
 """
 
 from __future__ import annotations
