@@ -130,9 +130,12 @@ def kept_out(lc: Any, memo: dict[Any, Any] | None = None) -> tuple[set[str], lis
     kept = memo.get(_MEMO) if memo is not None else None
     if kept is None:
         live, free = lc.rule_rows()
-        decisions = lc.st.run("lc_decisions")
-        found = _contradictions(lc)
-        pairs = found[0] if found else {}
+        decisions, pairs = [], {}
+        # (a decision keeps a rule out only beside an active rival: under two, nothing to read)
+        if len({r["node"] for r in live if r["node_status"] == "active"} | {r["node"] for r in free}) >= 2:
+            decisions = lc.st.run("lc_decisions")
+            found = _contradictions(lc)
+            pairs = found[0] if found else {}
         if memo is not None:
             memo[_MEMO] = (live, free, decisions, pairs)
     else:
