@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -124,11 +125,21 @@ def timed_process(argv: list[str]) -> float:
     return time.perf_counter() - t
 
 
+def cpu_process(argv: list[str]) -> float:
+    """CPU seconds (user + system) one kg process and its children take: steadier than wall time on a loaded
+    machine (its load is other processes' time)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, capture_output=True, env=process_env())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def compare_builds(base: Path, builds: dict[str, str], runs: int,
-                   commands: Callable[[int, str, list[str]], list[tuple[str, list[str]]]]
-                   ) -> dict[tuple[str, str], list[float]]:
+                   commands: Callable[[int, str, list[str]], list[tuple[str, list[str]]]],
+                   measure: Callable[[list[str]], float] = timed_process) -> dict[tuple[str, str], list[float]]:
     """Each build (name -> its kg) on its own copy of workspace `base` (made beside it), alternating which goes
-    first run by run; `commands(run, kg, ["-w", copy])` gives that run's (what, argv). Samples by (what, build)."""
+    first run by run; `commands(run, kg, ["-w", copy])` gives that run's (what, argv). Samples by (what, build):
+    wall seconds, or what `measure` gives (`cpu_process`)."""
     copies = {}
     for name in builds:
         copies[name] = base.parent / name
@@ -137,7 +148,7 @@ def compare_builds(base: Path, builds: dict[str, str], runs: int,
     for i in range(runs):
         for name, kg in (builds.items() if i % 2 == 0 else reversed(builds.items())):
             for what, argv in commands(i, kg, ["-w", str(copies[name])]):
-                samples.setdefault((what, name), []).append(timed_process(argv))
+                samples.setdefault((what, name), []).append(measure(argv))
     return samples
 
 

@@ -4,9 +4,11 @@ the same run (`--kg before=...`: the baseline), alternating, on copies of one wo
 (bench/common.py) plus P principles added by hand, every second one the opposite of the one before (P/2
 contradicting pairs), with a cycle run once (every pair decided) and one more pair added after it (what the
 commands now decide, the baseline does not). Each command a new process with the read server off. Medians;
-never asserts.
+never asserts. The reads beside them (`kg inject -m`, `kg status`) judge that pair as `kg conflicts` would, storing
+nothing (the baseline showed both sides and listed none); each build keeps one copy, so after the first round the
+pair is decided and the reads still look for contradictions no decision covers (the same queries either way).
 
-    .venv/bin/python bench/conflicts_outside.py --kg before=/work/base40/.venv/bin/kg [--events 10000] [--runs 7]
+    .venv/bin/python bench/conflicts_outside.py --kg before=/work/base40/.venv/bin/kg [--events N] [--runs 7] [--cpu]
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import build_workspace, compare_builds, process_env, ratio_rows, table  # noqa: E402
+from common import build_workspace, compare_builds, cpu_process, process_env, ratio_rows, table, timed_process  # noqa: E402
 
 KG = str(Path(sys.executable).parent / "kg")
 NOW = "2026-06-01T12:00"
@@ -32,6 +34,7 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=10_000)
     ap.add_argument("--principles", type=int, default=40)
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--cpu", action="store_true", help="CPU seconds of each process (user + system), not wall")
     ap.add_argument("--kg", action="append", default=[], help="name=path of another build's kg (the baseline)")
     args = ap.parse_args()
     builds = {"this": KG, **dict(x.split("=", 1) for x in args.kg)}
@@ -51,15 +54,17 @@ def main() -> None:
         kg("node", "add", "principle", "never run the linter before pushing", "--now", NOW, base=base)
 
         def commands(_: int, kg_path: str, w: list[str]) -> list[tuple[str, list[str]]]:
-            return [("kg conflicts --json", [kg_path, *w, "conflicts", "--json"]),
+            return [("kg inject -m", [kg_path, *w, "inject", "-m", "run the linter before pushing", "--now", NOW]),
+                    ("kg status", [kg_path, *w, "status", "--now", NOW]),
+                    ("kg conflicts --json", [kg_path, *w, "conflicts", "--json"]),
                     ("kg export memory", [kg_path, *w, "export", "memory", "--now", NOW]),
                     ("kg export memory --dry-run", [kg_path, *w, "export", "memory", "--dry-run", "--now", NOW])]
 
-        samples = compare_builds(base, builds, args.runs, commands)
+        samples = compare_builds(base, builds, args.runs, commands, cpu_process if args.cpu else timed_process)
     names = list(builds)
     print(table(f"{args.events} events, {args.principles} hand-added principles ({args.principles // 2} pairs "
                 "decided by a cycle, one pair added after it), each command a new process, median of "
-                f"{args.runs} (s)", ["command", *names, *(f"this/{n}" for n in names[1:])],
+                f"{args.runs} ({'CPU ' if args.cpu else ''}s)", ["command", *names, *(f"this/{n}" for n in names[1:])],
                 ratio_rows(samples, names)))
 
 

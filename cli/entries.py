@@ -191,6 +191,15 @@ def _render_list(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _undecided(c: dict[str, Any]) -> str:
+    if c["status"] == "tie":
+        return (f"a tie ({c['score_a']} each), for review" if not c["winner"] else
+                f"a tie ({c['score_a']} each), {c['winner']} kept (verified)")
+    lost = c["b"] if c["winner"] == c["a"] else c["a"]
+    won, other = (c["score_a"], c["score_b"]) if c["winner"] == c["a"] else (c["score_b"], c["score_a"])
+    return f"{c['winner']} would win ({won} to {other}), {lost} left out"
+
+
 def _render_status(d: dict[str, Any]) -> str:
     nodes = ", ".join(f"{k} {v}" for k, v in d["nodes"].items())
     entries = ", ".join(f"{k} {v}" for k, v in sorted(d["entries"].items())) or "none"
@@ -296,4 +305,8 @@ def _render_status(d: dict[str, Any]) -> str:
     if lc.get("conflicts_tied"):
         lines.append("\n⚖️  Conflicts tied (`kg conflicts`):")
         lines += [f"   {c['id']}: {c['a']} vs {c['b']}" for c in lc["conflicts_tied"]]
+    if lc.get("conflicts_undecided"):
+        lines.append("\n⚖️  Contradictions not decided yet (rules added since the last cycle), as `kg conflicts` or "
+                     "the next cycle will decide them:")
+        lines += [f"   {c['a']} vs {c['b']}: " + _undecided(c) for c in lc["conflicts_undecided"]]
     return "\n".join(lines)

@@ -264,6 +264,8 @@ def _guarded(ctx: typer.Context, now: str | None, future: bool, harm: str, *,
 VERIFY_HARM = ("a verdict then counts every day until it as a day the mistake did not happen, and it stays. Check "
                "the date; `kg verify --dry-run` shows what it would do")
 STATE_HARM = "what kg records is dated that day and stays. Check the date"
+CONFLICT_HARM = ("the contradictions no decision covers yet are then decided as of that day (each rule's recency "
+                 "counted to it) and the decisions stay. Check the date")
 
 
 FutureOpt = Annotated[bool, typer.Option("--future", help="Run at a --now / KG_NOW more than a day after this "
@@ -321,12 +323,13 @@ def verify(ctx: typer.Context, dry_run: DryRunOpt = False, future: FutureOpt = F
 
 
 @conflicts_app.callback()
-def conflicts_list(ctx: typer.Context, now: NowOpt = None, as_json: JsonOpt = False) -> None:
+def conflicts_list(ctx: typer.Context, future: FutureOpt = False, now: NowOpt = None,
+                   as_json: JsonOpt = False) -> None:
     """List conflict decisions (ties wait for you); contradictions added since the last cycle are decided first."""
     if ctx.invoked_subcommand is not None:
         return
     with errors():
-        rows = _api().conflicts(workspace(ctx), now_of(ctx, now))
+        rows = _api().conflicts(*_guarded(ctx, now, future, CONFLICT_HARM))
     emit(rows, as_json, _render_conflicts)
 
 
@@ -335,12 +338,14 @@ def conflicts_resolve(
     ctx: typer.Context,
     decision: Annotated[str, typer.Argument(metavar="ID", help="Decision id (dec-YYYYMMDD-NNN).")],
     winner: Annotated[str, typer.Option("--winner", help="The rule id that wins (or a / b).")],
+    future: FutureOpt = False,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Override a decision: only the winner is rendered."""
     with errors():
-        d = _api().resolve_conflict(workspace(ctx), decision, winner, now_of(ctx, now))
+        ws, at = _guarded(ctx, now, future, STATE_HARM)
+        d = _api().resolve_conflict(ws, decision, winner, at)
     emit(d, as_json, lambda d: "\n".join([f"⚖️  {d['id']}: {d['winner']} wins over {d['loser']} (override)"]
                                          + _render_files(d)))
 
@@ -387,11 +392,12 @@ def why(ctx: typer.Context, line: Annotated[str, typer.Argument(help="A line fro
              "a kg block of an instruction file", 2)
 
 
-def export_memory(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False, now: NowOpt = None,
-                  as_json: JsonOpt = False) -> None:
+def export_memory(ctx: typer.Context, dry_run: DryRunOpt = False, force: ForceOpt = False,
+                  future: FutureOpt = False, now: NowOpt = None, as_json: JsonOpt = False) -> None:
     """Render active principles (conflict winners) into MEMORY.md and every other kg block. Byte-stable."""
     with errors():
-        d = _api().export_memory(workspace(ctx), now_of(ctx, now), dry_run, force=force)
+        ws, at = _guarded(ctx, now, future, CONFLICT_HARM, dry_run=dry_run)
+        d = _api().export_memory(ws, at, dry_run, force=force)
     emit(d, as_json, _render_export)
     _exit_if_skipped(d)
 

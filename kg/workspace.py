@@ -489,6 +489,6 @@ class Workspace:
         at = clock.now(now)
         with self.reading():
             data = reads.status(self, now=at, limit=limit)
-            data["lifecycle"] = lifecycle_status(self, at, limit)
+            data["lifecycle"] = lifecycle_status(self, at, limit, undecided=True)
         data["last_cycle"] = last_run(self)
         return data

@@ -317,10 +317,14 @@ def _check_of(c: dict[str, Any]) -> dict[str, Any] | None:
 
 
 # -- status ---------------------------------------------------------------------------------------------------
-def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int | None = None) -> dict[str, Any]:
+def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int | None = None, *,
+                     undecided: bool = False) -> dict[str, Any]:
     """Extra sections for `kg status`: verifications due, patterns ready to promote, proposals waiting, blocks
     flagged for review, conflicts tied. `ready_limit`: list fewer ready patterns than `limit` (each is filled
-    with its window's events, read by key: the session brief shows 5 of them, not the 8 of its longest list)."""
+    with its window's events, read by key: the session brief shows 5 of them, not the 8 of its longest list).
+    `undecided`: also the contradictions no decision covers yet (rules added or approved since the last cycle),
+    as `kg conflicts` would decide them, nothing stored (`conflicts_undecided`; the session brief, which shows no
+    conflicts, does not ask)."""
     at = clock.now(now)
     lp = load_policy(ws)
     with ws.reading() as st:  # a read: a read-only workspace answers too (QA5 #4)
@@ -341,7 +345,9 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         flags = [{"path": b["path"], "block": b["name"], "flag": b["flag"]} for b in st.run("lc_blocks") if b["flag"]]
         flags += [f for f in lc.report.flags  # damaged markers seen now (`_how_out`), before a cycle stored them
                   if not any(f["path"] == g["path"] and f["block"] == g["block"] for g in flags)]
-        ties = [d for d in st.run("lc_decisions") if d["status"] == "tie"]
+        decisions = st.run("lc_decisions")
+        ties = [d for d in decisions if d["status"] == "tie"]
+        new = settling.undecided(lc, decisions) if undecided else []
         checks = st.run("lc_changes_in", statuses=[CHECKING])
     from kg.lifecycle.verify import due_stage
 
@@ -364,4 +370,7 @@ def lifecycle_status(ws: Any, now: Now = None, limit: int = 10, ready_limit: int
         "flags": flags,
         "conflicts_tied": [{"id": d["id"], "a": d["a"], "b": d["b"], "score": d["score_a"],
                             "kept": d["winner"] or None} for d in ties],
+        **({"conflicts_undecided": [{"a": d["a"], "b": d["b"], "text_a": d["text_a"], "text_b": d["text_b"],
+                                     "score_a": d["score_a"], "score_b": d["score_b"], "status": d["status"],
+                                     "winner": d["winner"] or None} for d in new]} if undecided else {}),
     })

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kg.core.text import has_cjk, stem, stopwords, words
 from kg.lifecycle.policy import LifecyclePolicy
@@ -43,7 +44,15 @@ def winner(a: str, score_a: int, b: str, score_b: int) -> str:
     return a if score_a > score_b else b
 
 
-def _contains(tokens: list[str], phrase: list[str]) -> bool:
+@lru_cache(maxsize=16384)
+def _words(text: str) -> tuple[str, ...]:
+    """`words`, kept (as a tuple: every token list here is one, `_contains` compares slices): `detect` tokenised the
+    policy's phrases and both texts again for every pair it compared, 35k calls for 400 pairs, the most of a read's
+    conflict check (`kg inject`, `kg status`: kg/lifecycle/settling.py `kept_out`)."""
+    return tuple(words(text))
+
+
+def _contains(tokens: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     n = len(phrase)
     return n > 0 and any(tokens[i:i + n] == phrase for i in range(len(tokens) - n + 1))
 
@@ -67,9 +76,9 @@ def _topic(text: str, policy: LifecyclePolicy) -> set[str]:
     if has_cjk(text):
         for phrase in sorted((p for p in phrases if has_cjk(p)), key=len, reverse=True):
             text = text.replace(phrase, " ")
-    direction = {w for p in phrases for w in words(p)}
+    direction = {w for p in phrases for w in _words(p)}
     common = stopwords()
-    return {stem(t) for t in words(text) if t not in direction and t not in common and not t.isdigit() and
+    return {stem(t) for t in _words(text) if t not in direction and t not in common and not t.isdigit() and
             (len(t) > 1 or not t.isascii())}
 
 
@@ -97,7 +106,7 @@ def _negated_side_acts(x: str, y: str, a: str, b: str, policy: LifecyclePolicy) 
     if x not in negs and y not in negs:
         return True
     neg = x if x in negs else y
-    negated, other = (a, b) if _contains(words(a), words(neg)) else (b, a)
+    negated, other = (a, b) if _contains(_words(a), _words(neg)) else (b, a)
     return _does_what_is_forbidden(negated, other, policy)
 
 
@@ -107,15 +116,15 @@ def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
     rule that shares `min_shared_words` content words with an un-negated one. Either way a rule that forbids
     (never, don't, 不要) contradicts only a rule that does what it forbids (`_does_what_is_forbidden`)."""
     c = policy.conflicts
-    ta, tb = words(a), words(b)
+    ta, tb = _words(a), _words(b)
     for x, y in c.opposite_pairs:
-        px, py = words(x), words(y)
+        px, py = _words(x), _words(y)
         if (_contains(ta, px) and _contains(tb, py) and not _contains(ta, py)) or \
            (_contains(ta, py) and _contains(tb, px) and not _contains(ta, px)):
             shared = _one_subject(x, y, a, b, policy)
             if shared is not None and _negated_side_acts(x, y, a, b, policy):
                 return f"'{x}' vs '{y}' — opposite directions" + (f" (shared: {shared})" if shared else "")
-    negs = [words(n) for n in c.negations]
+    negs = [_words(n) for n in c.negations]
     neg_a = any(_contains(ta, n) for n in negs)
     neg_b = any(_contains(tb, n) for n in negs)
     if neg_a != neg_b:
@@ -149,10 +158,10 @@ def _forbidden(text: str, policy: LifecyclePolicy) -> set[str]:
                 if rest and has_cjk(rest[0]):
                     out.update(_cjk_pairs(rest[:c.negation_cjk_window]))
                 elif rest:
-                    out.update(stem(w) for w in words(rest)[:1])
+                    out.update(stem(w) for w in _words(rest)[:1])
                 at = low.find(neg, at + 1)
             continue
-        n, toks = words(neg), words(low)
+        n, toks = _words(neg), _words(low)
         for i in range(len(toks) - len(n) + 1):
             if toks[i:i + len(n)] == n:
                 after = [t for t in toks[i + len(n):] if t not in c.negation_skip]
@@ -189,7 +198,7 @@ def _does_what_is_forbidden(negated: str, other: str, policy: LifecyclePolicy) -
     """Whether `other` does what `negated` forbids: a word a negation applies to is one of its words (stemmed), or,
     CJK, in its text."""
     forbidden = _forbidden(negated, policy)
-    stems = {stem(t) for t in words(other.lower())}
+    stems = {stem(t) for t in _words(other.lower())}
     return any(w in stems or (has_cjk(w) and w in other) for w in forbidden)
 
 
@@ -220,14 +229,14 @@ def find_all(rules: list[tuple[str, str]], policy: LifecyclePolicy) -> list[tupl
     verdicts as `detect` without comparing every pair: only rules that share an opposite-pair phrase or a
     content word are compared."""
     c = policy.conflicts
-    toks = {i: words(t) for i, t in rules}
+    toks = {i: _words(t) for i, t in rules}
     candidates: set[tuple[str, str]] = set()
     for x, y in c.opposite_pairs:
-        px, py = words(x), words(y)
+        px, py = _words(x), _words(y)
         has_x = [i for i, t in toks.items() if _contains(t, px)]
         has_y = [i for i, t in toks.items() if _contains(t, py)]
         candidates.update((min(a, b), max(a, b)) for a in has_x for b in has_y if a != b)
-    negs = [words(n) for n in c.negations]
+    negs = [_words(n) for n in c.negations]
     skip = {w for n in negs for w in n}
     index: dict[str, list[str]] = {}
     for i, t in toks.items():

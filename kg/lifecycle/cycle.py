@@ -423,10 +423,12 @@ class Lifecycle:
             self._marks = None
 
     # -- 6. export ------------------------------------------------------------------------------------------
-    def hidden(self, live: list[dict[str, Any]], free: list[dict[str, Any]]) -> set[str]:
+    def hidden(self, live: list[dict[str, Any]], free: list[dict[str, Any]],
+               decisions: list[dict[str, Any]] | None = None) -> set[str]:
+        """The rules not rendered for a conflict: by the stored decisions, or `decisions` (`settling.kept_out`)."""
         active = {r["node"] for r in live if r["node_status"] == "active"} | {r["node"] for r in free}
         views = [conflicts.DecisionView(d["a"], d["b"], d["winner"] or "", bool(d["override"]))
-                 for d in self.st.run("lc_decisions")]
+                 for d in (self.st.run("lc_decisions") if decisions is None else decisions)]
         return conflicts.suppressed(views, active, self.lp.conflicts.on_tie)
 
     def desired(self) -> dict[tuple[str, str], render.Desired]:

@@ -97,10 +97,10 @@ def _cut(text: str, budget: int) -> str:
 _CLOSED = ("resolved", "wont_fix", "reverted", "retired")
 
 
-def _principles(nodes: dict[str, dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """The `memory_principles` query over the in-process cache: same filter, same order. Pure."""
+def _principles(nodes: dict[str, dict[str, Any]], limit: int, out: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The `memory_principles` query over the in-process cache: same filter, same order, `out` left out. Pure."""
     rows = [n for n in nodes.values() if n["kind"] == "principle" and not n.get("stale")
-            and (n.get("status") is None or n["status"] not in _CLOSED)]
+            and (n.get("status") is None or n["status"] not in _CLOSED) and n["id"] not in out]
     rows.sort(key=lambda n: n["id"])
     rows.sort(key=lambda n: n.get("reinforced_at") or datetime.min, reverse=True)
     rows.sort(key=lambda n: bool(n.get("pinned")), reverse=True)
@@ -113,6 +113,21 @@ def _watch(nodes: dict[str, dict[str, Any]], priorities: tuple[str, ...], limit:
             and n.get("priority") in priorities]
     rows.sort(key=lambda n: (n.get("created_at") or datetime.min, n["id"]), reverse=True)
     return rows[:limit]
+
+
+def kept_out(ws: Any, st: Any, at: datetime) -> frozenset[str]:
+    """The rules a conflict keeps out of kg's files (`kg export memory`: a decision's loser, both sides of a tie
+    held back), a contradiction no decision covers yet decided as `kg conflicts` would decide it: not shown here
+    either. Inject showed both sides of a tie and the loser beside the winner MEMORY.md holds (a QA pass). Read
+    only: a reader decides nothing it stores (kg/lifecycle/settling.py `kept_out`). Held open, the graph's part is
+    read once until it changes (the view's memo), not on every message."""
+    from kg.lifecycle.cycle import Lifecycle
+    from kg.lifecycle.settling import kept_out as settled_out
+
+    # held open (`with ws:`): what does not change with the time kept in the view's memo. Only then: a one-off
+    # view costs a node count (the side index's check), the first before search's
+    view = search.cached_view(ws, st) if ws.in_batch else None
+    return frozenset(settled_out(Lifecycle(ws, st, at), view.memo if view is not None else None)[0])
 
 
 def inject(ws: Any, message: str = "", *, budget: int | None = None,
@@ -144,6 +159,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
     pattern = f"{ws.policy.node_prefix.get('pattern', 'pat')}-"  # a pattern's id, as `also` names it
     recurring: dict[str, tuple[Item, set[str]]] = {}  # errors taken as lessons, with the ids they stand for
     with ws.reading() as st:  # one open for the whole call: search inside shares the handle
+        out = kept_out(ws, st, at)
         hits = search.search(ws, message, limit=30, now=at, sources=["graph"]) if terms else []
         for h in hits:
             relevance = min(1.0, h.parts.get("text", 0) * 0.5 + h.parts.get("fuzzy", 0) * 0.5)
@@ -157,7 +173,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
                 section = "lesson"
             if relevance < ir.min_relevance and section == "lesson":
                 continue
-            if h.ref in elsewhere or any(a in elsewhere for a in h.also):
+            if h.ref in elsewhere or any(a in elsewhere for a in h.also) or h.ref in out:
                 continue
             seen.add(h.ref)
             seen.update(h.also)  # identical events folded into this hit
@@ -167,13 +183,14 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
                 recurring[items[-1].ref] = (items[-1], {h.ref, *h.also})
         view = search.cached_view(ws, st)  # held open: the lists come from memory, not from a scan
         if view is not None:
-            key = (ir.max_principles, ir.watch_priorities)
+            key = (ir.max_principles, ir.watch_priorities, out)
             if key not in view.memo:
-                view.memo[key] = (_principles(view.nodes, ir.max_principles),
+                view.memo[key] = (_principles(view.nodes, ir.max_principles, out),
                                   _watch(view.nodes, ir.watch_priorities, 50))
             principles, watch = view.memo[key]
         else:
-            principles = st.run("memory_principles", limit=ir.max_principles)
+            principles = [r for r in st.run("memory_principles", limit=ir.max_principles + len(out))
+                          if r["id"] not in out][: ir.max_principles]
             watch = st.run("memory_watch", priorities=list(ir.watch_priorities), limit=50)
         for row in principles:
             if row["id"] in seen:

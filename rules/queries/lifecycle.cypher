@@ -340,12 +340,14 @@ SET n.decay_stage = s.stage, n.priority = s.priority, n.base_priority = s.base, 
     n.status = s.status, n.updated_at = s.at
 
 // name: lc_live_changes
-// What kg renders from applied changes: every live change with its rule node (the hint: see lc_changes_due).
+// What kg renders from applied changes: every live change with its rule node (the hint: see lc_changes_due), and
+// the rule's own text (what a contradiction is found in: kg/lifecycle/settling.py, before any fact is read).
 MATCH (c:Change)-[r:change_applies]->(n:Node)
 WHERE c.status IN $statuses
 HINT (c JOIN r) JOIN n
 RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
-       c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status, c.status AS status
+       c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status, c.status AS status,
+       n.text AS rule_text
 ORDER BY applied_at, change
 
 // name: lc_live_changes
@@ -355,7 +357,7 @@ MATCH (c:Change)-[:change_applies]->(n:Node)
 WHERE c.status IN $statuses
 RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
        c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status,
-       c.workspace AS workspace, c.status AS status
+       c.workspace AS workspace, c.status AS status, n.text AS rule_text
 ORDER BY applied_at, change
 
 // name: lc_free_principles
