@@ -236,9 +236,10 @@ def unset(ws: Any, key: str, *, now: datetime | str | None = None, source: str =
 
 def _change(ws: Any, mutate: Any, at: datetime, source: str, session: str | None) -> tuple[dict[str, Any], Any, bool]:
     """Change the file by `mutate(prefs)` (-> its answer and the history row, None: nothing changed) and record the
-    row: in the graph, after the rows waiting and the hand edits, as before; when another process holds the embedded
-    graph past the retry budget, in PENDING (True). A team graph that cannot be reached is said, as every write."""
-    from kg.core.errors import StoreBusy
+    row: in the graph, after the rows waiting and the hand edits, as before; when another process holds the graph
+    (or a team graph's writer lock) past the retry budget, in PENDING (True). A team server that cannot be reached is
+    said, as every write."""
+    from kg.core.errors import StoreBusy, TeamGraphUnreachable
 
     def step(record: Any) -> tuple[dict[str, Any], Any]:
         prefs, base = _read(ws)  # raises before anything is written if the file is broken
@@ -255,8 +256,8 @@ def _change(ws: Any, mutate: Any, at: datetime, source: str, session: str | None
             _sync(ws, st, at)
             prefs, answer = retried(lambda: step(lambda *row: _record(ws, st, *row, at, source, session)))
         return prefs, answer, False
-    except StoreBusy:
-        if opened or ws.store_url is not None:
+    except StoreBusy as exc:
+        if opened or isinstance(exc, TeamGraphUnreachable):  # a server that is down is said, as every write's
             raise
     with ws.journal.locked():  # the file and its waiting history row, together
         prefs, answer = retried(lambda: step(lambda *row: _pend(ws, *row, at, source, session)))
