@@ -241,8 +241,8 @@ def _change(ws: Any, mutate: Any, at: datetime, source: str, session: str | None
     said, as every write."""
     from kg.core.errors import StoreBusy, TeamGraphUnreachable
 
-    def step(record: Any) -> tuple[dict[str, Any], Any]:
-        prefs, base = _read(ws)  # raises before anything is written if the file is broken
+    def step(read: Any, record: Any) -> tuple[dict[str, Any], Any]:
+        prefs, base = read()  # raises before anything is written if the file is broken
         answer, row = mutate(prefs)
         if row is not None:
             _write(ws, prefs, base)
@@ -252,15 +252,15 @@ def _change(ws: Any, mutate: Any, at: datetime, source: str, session: str | None
     opened = False
     try:
         with ws.store() as st:
-            opened = True
-            _sync(ws, st, at)
-            prefs, answer = retried(lambda: step(lambda *row: _record(ws, st, *row, at, source, session)))
+            opened = True  # each try: the rows waiting and the hand edits up to the file it then changes
+            prefs, answer = retried(lambda: step(lambda: _sync(ws, st, at),
+                                                 lambda *row: _record(ws, st, *row, at, source, session)))
         return prefs, answer, False
     except StoreBusy as exc:
         if opened or isinstance(exc, TeamGraphUnreachable):  # a server that is down is said, as every write's
             raise
     with ws.journal.locked():  # the file and its waiting history row, together
-        prefs, answer = retried(lambda: step(lambda *row: _pend(ws, *row, at, source, session)))
+        prefs, answer = retried(lambda: step(lambda: _read(ws), lambda *row: _pend(ws, *row, at, source, session)))
     return prefs, answer, True
 
 
@@ -289,18 +289,19 @@ def _pend(ws: Any, key: str, value: str | None, previous: str | None, action: st
         os.close(fd)
 
 
-def _sync(ws: Any, st: Any, at: datetime | None) -> None:
+def _sync(ws: Any, st: Any, at: datetime | None) -> tuple[dict[str, Any], bytes | None]:
     """Under the graph: the rows in PENDING (those not already recorded: a replay after a crash), then (unless `at`
     is None: a read of the history) the file's differences from the history as hand edits. The journal's lock is
     held only to take the rows (PENDING renamed to DRAINING: later rows start a new file) and the file they go with,
     not for the graph's work, so the sets of other processes are not held up; DRAINING is removed once recorded, and
-    one a crash left is taken first next time."""
+    one a crash left is taken first next time. Returns the file as read with the rows ({} and None for a read of
+    the history), what a change is then made on (`_change`: written only over those bytes)."""
     path, draining = Path(ws.kg_dir) / PENDING, Path(ws.kg_dir) / DRAINING
     with ws.journal.locked():
-        if path.exists() and not draining.exists():
-            path.replace(draining)
+        if path.exists():
+            _take(path, draining)
         rows = _pending_rows(draining)
-        prefs = _read(ws)[0] if at is not None else {}
+        prefs, base = _read(ws) if at is not None else ({}, None)
     if rows:
         have = {r["id"] for r in st.run("memory_pref_history", key="")}
         for row in rows:
@@ -312,6 +313,17 @@ def _sync(ws: Any, st: Any, at: datetime | None) -> None:
     draining.unlink(missing_ok=True)
     if rows and path.exists():  # rows that came while these were recorded: taken now, not left for later
         _sync(ws, st, None)
+    return prefs, base
+
+
+def _take(path: Path, draining: Path) -> None:
+    """PENDING's rows moved to DRAINING; after the rows a crash left there, when it did (each on its own line)."""
+    if not draining.exists():
+        path.replace(draining)
+        return
+    left = draining.read_bytes()
+    write_atomic(draining, left + (b"\n" if left and not left.endswith(b"\n") else b"") + path.read_bytes())
+    path.unlink()
 
 
 def _pending_rows(path: Path) -> list[dict[str, Any]]:

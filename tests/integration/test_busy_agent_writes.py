@@ -74,13 +74,15 @@ def test_a_pref_set_while_another_process_holds_the_graph_is_saved_and_its_histo
     assert again.returncode == 0 and json.loads(again.stdout)["history_pending"] is True
     assert json.loads((ws.root / "memory" / "preferences.json").read_text(encoding="utf-8")) == {"tone": "plain"}
     pending = ws.root / "memory" / ".kg" / "preferences.pending.jsonl"
-    assert len(pending.read_text(encoding="utf-8").splitlines()) == 3
+    waiting = pending.read_bytes()
+    assert len(waiting.splitlines()) == 3
     history = _kg(ws.root, "pref", "history", "--json")  # the graph is free: the waiting rows are recorded, in order
     assert history.returncode == 0, history.stderr
     assert [(r["key"], r["action"], r["value"], r["source"]) for r in json.loads(history.stdout)] == [
         ("answer_style", "set", "concise", "user"), ("answer_style", "unset", None, "user"),
         ("tone", "set", "plain", "user")]
     assert not pending.exists()
+    (pending.parent / "preferences.draining.jsonl").write_bytes(waiting)  # as a crash before its removal leaves it
     assert _kg(ws.root, "pref", "set", "tone", "brief").returncode == 0  # recorded once each: no replay, no hand edit
     rows = json.loads(_kg(ws.root, "pref", "history", "--json").stdout)
     assert [(r["key"], r["action"]) for r in rows] == [("answer_style", "set"), ("answer_style", "unset"),
