@@ -28,6 +28,7 @@ across the live hook and reflections, distinct pattern keys per recurring failur
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -48,9 +49,28 @@ RUNTIME_FILES = {
     "claude-code": sorted((RT / "claude_code" / "transcripts").glob("*.jsonl")),
     "codex": sorted((RT / "codex" / "transcripts").glob("*.jsonl")),
     "openclaw": sorted((RT / "openclaw" / "transcripts").rglob("*.jsonl")),
-    "aider": sorted(p for p in (RT / "aider").rglob("*.md") if p.name != "README.md"),
+    "aider": sorted((RT / "aider").rglob("*.md")),
     "claude-code (held out)": sorted((DATA / "transcripts" / "claude_code").glob("*.jsonl*")),
 }
+SKIPPED: dict[Path, str] = {}  # files that are no transcript (a folder's README.md, notes): said once, at the end
+
+
+@functools.cache
+def _transcript(path: Path):
+    """The file read as `kg reflect` reads it, or None (kept in SKIPPED with the reason) when it is no transcript:
+    the data folders hold READMEs and notes beside the transcripts, and one of them ended the whole run."""
+    from kg.reflect.parse import TranscriptError, read_transcript
+
+    try:
+        return read_transcript(path)
+    except TranscriptError as exc:
+        SKIPPED[path] = str(exc).removeprefix(str(path)).strip().split(": kg reflect reads")[0]
+        return None
+
+
+def transcripts(paths) -> list[Path]:
+    """The paths that are transcripts, in order."""
+    return [p for p in paths if _transcript(p) is not None]
 
 
 # -- 1. gold from the raw files ------------------------------------------------------------------------------------
@@ -115,14 +135,14 @@ def gold(runtime: str, path: Path) -> list[int]:
 
 def detection(rules) -> list[list[str]]:
     from kg.reflect.failures import failures
-    from kg.reflect.parse import read_transcript
 
     rows = []
     for runtime, files in RUNTIME_FILES.items():
         tp = found_n = gold_n = declined = 0
+        files = transcripts(files)
         for path in files:
             want = gold(runtime, path)
-            res = failures(read_transcript(path), rules)
+            res = failures(_transcript(path), rules)
             declined += res.declined
             got = [int(f.position.split()[-1]) for f in res.found if f.position.split()[-1].isdigit()]
             free = list(want)
@@ -172,6 +192,7 @@ def duplicates(rules) -> list[list[str]]:
 
     rows = []
     for runtime, files in RUNTIME_FILES.items():
+        files = transcripts(files)
         if runtime == "aider":
             files = [p for p in files if p.stat().st_size < 300_000]
         fails = events = live = 0
@@ -232,13 +253,12 @@ CASES = [  # the issue's cases: (name, [(tool, command, output)])
 
 def keys_per_group(rules) -> list[list[str]]:
     from kg.reflect.failures import analyse, failures
-    from kg.reflect.parse import read_transcript
 
     rows = []
     for name, pattern, tool, text in GROUPS:
         keys, n = set(), 0
-        for path in sorted(RT.glob(pattern)):
-            for f in failures(read_transcript(path), rules).found:
+        for path in transcripts(sorted(RT.glob(pattern))):
+            for f in failures(_transcript(path), rules).found:
                 if re.search(tool, f.tool) and re.search(text, f.line or ""):
                     keys.add(f.pattern_key)
                     n += 1
@@ -341,6 +361,8 @@ def main() -> None:
                 ["runtime", "failures", "live-logged", "error events", "dup/failure"], duplicates(rules)))
     print(table("Distinct pattern keys per recurring failure (target 1)", ["failure", "occurrences", "keys"],
                 keys_per_group(rules)))
+    for path, why in sorted(SKIPPED.items()):
+        print(f"skipped (not a transcript): {path.relative_to(DATA) if path.is_relative_to(DATA) else path}: {why}")
     if not args.skip_latency:
         print(table(f"Hook latency per event, whole process (median of {args.runs}, ms; ratio to kg --help)",
                     ["runtime", "event", "ms", "× kg --help"], latency(args.runs)))

@@ -32,7 +32,10 @@ def register(app: typer.Typer) -> None:
         from kg.memory import sessions
 
         with errors():
-            data = sessions.start(workspace(ctx), now_of(ctx, now))
+            data = sessions.start_or_journal(workspace(ctx), now_of(ctx, now))
+        if data.get("journaled"):
+            note("The graph is busy: the session start is journaled (it is the current session now) and the next "
+                 "kg command that reaches the graph makes it")
         if data["previous_open"]:
             note(f"Session {data['previous']} was not ended: `kg session end --session {data['previous']}` "
                  "writes its summary")
@@ -61,6 +64,11 @@ def register(app: typer.Typer) -> None:
         emit(data, as_json, lambda d: f"📝 Session {d['id']} ended: {d['file']} ({d['events']} event(s))")
 
     # -- preferences --------------------------------------------------------------------------------------
+    def _history_note(data: dict) -> None:
+        if data.get("history_pending"):  # saved and acknowledged, as a journaled `kg log` is
+            note("The graph is busy: the preference is saved in memory/preferences.json; its history row waits in "
+                 "memory/.kg/preferences.pending.jsonl for the next `kg pref` command")
+
     @pref_app.command("set")
     def pref_set(
         ctx: typer.Context,
@@ -79,6 +87,7 @@ def register(app: typer.Typer) -> None:
             data = preferences.set_(workspace(ctx), key, value, now=now_of(ctx, now), source=source, force=force)
         if data["redacted"]:
             note(f"Redacted before storing: {', '.join(data['redacted'])}")
+        _history_note(data)
         emit(data, as_json, lambda d: f"📌 {d['key']} = {d['value']}" + ("" if d["changed"] else " (unchanged)"))
 
     @pref_app.command("get")
@@ -112,6 +121,7 @@ def register(app: typer.Typer) -> None:
 
         with errors():
             data = preferences.unset(workspace(ctx), key, now=now_of(ctx, now))
+        _history_note(data)
         emit(data, as_json, lambda d: f"🗑️  {d['key']} removed (was {d['previous']})")
 
     @pref_app.command("history")

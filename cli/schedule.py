@@ -43,7 +43,7 @@ def install(ctx: typer.Context, cron: CronOpt = False, systemd: SystemdOpt = Fal
     if done.get("next"):
         note(f"To enable the timer, run: {done['next']}" + (f" ({done['why']})" if done.get("why") else ""))
     if done.get("flagged"):
-        note(f"Kept the job in {done['written']} as it is: {done['flagged']}")
+        note(f"{'Would keep' if dry_run else 'Kept'} the job in {done['written']} as it is: {done['flagged']}")
     emit(done, as_json, _render_install)
 
 
@@ -52,13 +52,23 @@ def _job_lines(d: dict[str, Any]) -> str:
 
 
 def _render_install(d: dict[str, Any]) -> str:
-    if d.get("dry_run"):
+    if d.get("dry_run"):  # says what the real install would do (it said "Would add" over a job a person edited)
+        dry = "Dry run: nothing was written."
         if d["mode"] == "cron":
-            body = "\n".join(f"   {ln}" for ln in d["lines"])
-            return f"⏰ Would add to {d['written']}:\n{body}\n   Log: {d['log']}\nDry run: nothing was written."
+            if d.get("flagged"):
+                job = f"\n   {d['job']}" if d.get("job") else ""
+                return f"⏰ Would keep the job in {d['written']} as it is (not replaced without --force){job}\n{dry}"
+            head = (f"Would replace this workspace's job in {d['written']} (it is: {d['replaced']}):"
+                    if d.get("replaced") else f"Would add to {d['written']}:" if d.get("changed")
+                    else f"Already installed in {d['written']} (nothing would change):")
+            return f"⏰ {head}\n{_job_lines(d)}\n{dry}"
+        if not d.get("changed"):
+            return (f"⏰ Already installed in {d['written']} (the units are as kg writes them: nothing would "
+                    f"change): {', '.join(d['units'])}\n{dry}")
         texts = "\n".join(f"   --- {name}\n" + "".join(f"   {ln}\n" for ln in d["unit_text"][name].splitlines())
                           for name in d["units"])
-        return f"⏰ Would write to {d['written']}:\n{texts}Dry run: nothing was written."
+        over = f" (replacing what differs from kg's: {', '.join(d['replaced'])})" if d.get("replaced") else ""
+        return f"⏰ Would write to {d['written']}{over}:\n{texts}{dry}"
     if d["mode"] == "cron" and d.get("flagged"):
         return ""
     if d["mode"] == "cron":  # run again with nothing to change, it says so: it added nothing (QA1 #5)

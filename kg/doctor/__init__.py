@@ -453,6 +453,7 @@ def _links(ws: Any, report: DoctorReport) -> None:
         if problem:
             led.append(folder)
             report.add("files", "error", problem)
+    _install_links(ws, report, led)
     outside = []
     for folder in (ws.memory / "sessions", ws.memory / "skills"):
         if not folder.is_dir():
@@ -467,6 +468,23 @@ def _links(ws: Any, report: DoctorReport) -> None:
                    + ", ".join(outside[:5]))
     elif not led:
         report.add("files", "ok", "session and skill files stay inside the workspace")
+
+
+def _install_links(ws: Any, report: DoctorReport, led: list[Path]) -> None:
+    """The files `kg install` writes (AGENTS.md, .claude/, .mcp.json, .codex/, hooks/kaizen-kg/), each an error when
+    it leads out of the workspace, as install refuses it: this check passed a linked AGENTS.md that `kg install
+    codex` then refused. One line a link (a linked .claude/ holds two of them); appended to `led`."""
+    from kg.core.files import outside_problem
+    from kg.runtimes.integrations import written_files
+
+    said: set[str] = set()
+    for path in written_files(Path(ws.root)):
+        problem = outside_problem(path, root=Path(ws.root))
+        link = problem.split(" is a symlink", 1)[0]
+        if problem and link not in said:
+            said.add(link)
+            led.append(path)
+            report.add("files", "error", f"{problem} (`kg install` writes it, and refuses until then)")
 
 
 def _preferences(ws: Any, report: DoctorReport) -> None:

@@ -202,23 +202,18 @@ def set_(ws: Any, key: str, value: Any, *, now: datetime | str | None = None, so
         if len(value) > MAX_VALUE:
             raise UsageError(f"the value is {len(value):,} characters; the limit is {MAX_VALUE:,}")
     session = session or ws.current_session()
-    with ws.store() as st:
-        def step() -> tuple[dict[str, Any], Any, bool]:
-            prefs, base = _read(ws)  # raises before anything is written if the file is broken
-            _sync_hand_edits(ws, st, prefs, at)
-            previous = prefs.get(key)
-            changed = previous != value
-            if changed:
-                prefs[key] = value
-                _write(ws, prefs, base)
-                _record(ws, st, key, _encode(value), None if previous is None else _encode(previous), "set", at,
-                        source, session)
-            return prefs, previous, changed
 
-        prefs, previous, changed = retried(step)
+    def mutate(prefs: dict[str, Any]) -> tuple[tuple[Any, bool], tuple[str, str, str | None, str] | None]:
+        previous = prefs.get(key)
+        if previous == value:
+            return (previous, False), None
+        prefs[key] = value
+        return (previous, True), (key, _encode(value), None if previous is None else _encode(previous), "set")
+
+    prefs, (previous, changed), pending = _change(ws, mutate, at, source, session)
     user_md, flag = render_user_block(ws, prefs, force=force)
     return {"key": key, "value": value, "previous": previous, "changed": changed, "at": at.isoformat(),
-            "redacted": kinds, "user_md": user_md, "flag": flag}
+            "redacted": kinds, "user_md": user_md, "flag": flag, "history_pending": pending}
 
 
 def unset(ws: Any, key: str, *, now: datetime | str | None = None, source: str = "user",
@@ -226,20 +221,126 @@ def unset(ws: Any, key: str, *, now: datetime | str | None = None, source: str =
     at = clock.now(now)
     key = check_key(key)
     session = session or ws.current_session()
-    with ws.store() as st:
-        def step() -> tuple[dict[str, Any], Any]:
-            prefs, base = _read(ws)
-            _sync_hand_edits(ws, st, prefs, at)
-            if key not in prefs:
-                raise NotFound(f"no preference {key!r}: `kg pref list` shows them")
-            previous = prefs.pop(key)
-            _write(ws, prefs, base)
-            _record(ws, st, key, None, _encode(previous), "unset", at, source, session)
-            return prefs, previous
 
-        prefs, previous = retried(step)
+    def mutate(prefs: dict[str, Any]) -> tuple[Any, tuple[str, None, str, str]]:
+        if key not in prefs:
+            raise NotFound(f"no preference {key!r}: `kg pref list` shows them")
+        previous = prefs.pop(key)
+        return previous, (key, None, _encode(previous), "unset")
+
+    prefs, previous, pending = _change(ws, mutate, at, source, session)
     user_md, flag = render_user_block(ws, prefs)
-    return {"key": key, "previous": previous, "at": at.isoformat(), "user_md": user_md, "flag": flag}
+    return {"key": key, "previous": previous, "at": at.isoformat(), "user_md": user_md, "flag": flag,
+            "history_pending": pending}
+
+
+def _change(ws: Any, mutate: Any, at: datetime, source: str, session: str | None) -> tuple[dict[str, Any], Any, bool]:
+    """Change the file by `mutate(prefs)` (-> its answer and the history row, None: nothing changed) and record the
+    row: in the graph, after the rows waiting and the hand edits, as before; when another process holds the graph
+    (or a team graph's writer lock) past the retry budget, in PENDING (True). A team server that cannot be reached is
+    said, as every write."""
+    from kg.core.errors import StoreBusy, TeamGraphUnreachable
+
+    def step(read: Any, record: Any) -> tuple[dict[str, Any], Any]:
+        prefs, base = read()  # raises before anything is written if the file is broken
+        answer, row = mutate(prefs)
+        if row is not None:
+            _write(ws, prefs, base)
+            record(*row)
+        return prefs, answer
+
+    opened = False
+    try:
+        with ws.store() as st:
+            opened = True  # each try: the rows waiting and the hand edits up to the file it then changes
+            prefs, answer = retried(lambda: step(lambda: _sync(ws, st, at),
+                                                 lambda *row: _record(ws, st, *row, at, source, session)))
+        return prefs, answer, False
+    except StoreBusy as exc:
+        if opened or isinstance(exc, TeamGraphUnreachable):  # a server that is down is said, as every write's
+            raise
+    with ws.journal.locked():  # the file and its waiting history row, together
+        prefs, answer = retried(lambda: step(lambda: _read(ws), lambda *row: _pend(ws, *row, at, source, session)))
+    return prefs, answer, True
+
+
+# -- the history rows a busy graph could not take yet ----------------------------------------------------------
+# Many agents setting preferences at once: the graph is held by one of them at a time, and a set or unset that
+# waited past the retry budget (StoreBusy) is acknowledged once preferences.json holds it and its history row is in
+# PENDING (both under the journal's lock), as `kg log` is once journaled; the next preference command that holds the
+# graph records the rows, in order, each once (its id allocated when it was written), before any hand edit.
+PENDING = "preferences.pending.jsonl"
+DRAINING = "preferences.draining.jsonl"
+
+
+def _pend(ws: Any, key: str, value: str | None, previous: str | None, action: str, at: datetime, source: str,
+          session: str | None) -> None:
+    import os
+
+    row = {"id": allocate(ws, "PREF", at), "key": key, "value": value, "previous": previous, "action": action,
+           "at": at.isoformat(), "source": source, "session": session}
+    path = Path(ws.kg_dir) / PENDING
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync(ws: Any, st: Any, at: datetime | None) -> tuple[dict[str, Any], bytes | None]:
+    """Under the graph: the rows in PENDING (those not already recorded: a replay after a crash), then (unless `at`
+    is None: a read of the history) the file's differences from the history as hand edits. The journal's lock is
+    held only to take the rows (PENDING renamed to DRAINING: later rows start a new file) and the file they go with,
+    not for the graph's work, so the sets of other processes are not held up; DRAINING is removed once recorded, and
+    one a crash left is taken first next time. Returns the file as read with the rows ({} and None for a read of
+    the history), what a change is then made on (`_change`: written only over those bytes)."""
+    path, draining = Path(ws.kg_dir) / PENDING, Path(ws.kg_dir) / DRAINING
+    with ws.journal.locked():
+        if path.exists():
+            _take(path, draining)
+        rows = _pending_rows(draining)
+        prefs, base = _read(ws) if at is not None else ({}, None)
+    if rows:
+        have = {r["id"] for r in st.run("memory_pref_history", key="")}
+        for row in rows:
+            if row["id"] not in have:
+                st.run("memory_pref_add", id=row["id"], key=row["key"], value=row["value"], previous=row["previous"],
+                       action=row["action"], at=clock.now(row["at"]), source=row["source"], session=row["session"])
+    if at is not None:
+        _sync_hand_edits(ws, st, prefs, at)
+    draining.unlink(missing_ok=True)
+    if rows and path.exists():  # rows that came while these were recorded: taken now, not left for later
+        _sync(ws, st, None)
+    return prefs, base
+
+
+def _take(path: Path, draining: Path) -> None:
+    """PENDING's rows moved to DRAINING; after the rows a crash left there, when it did (each on its own line)."""
+    if not draining.exists():
+        path.replace(draining)
+        return
+    left = draining.read_bytes()
+    write_atomic(draining, left + (b"\n" if left and not left.endswith(b"\n") else b"") + path.read_bytes())
+    path.unlink()
+
+
+def _pending_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows waiting in PENDING; a line a crash tore (the last, unacknowledged) is skipped."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(row, dict) and {"id", "key", "action", "at"} <= row.keys():
+            out.append(row)
+    return out
 
 
 def get(ws: Any, key: str) -> dict[str, Any]:
@@ -260,6 +361,7 @@ def history(ws: Any, key: str | None = None) -> list[dict[str, Any]]:
     JSON (a QA pass: once any key was unset, `kg pref history` failed with JSONDecodeError). An encoded value
     is never '', so '' is read as none."""
     with ws.store() as st:
+        _sync(ws, st, None)  # the changes acknowledged while the graph was busy are history too
         rows = st.run("memory_pref_history", key=check_key(key) if key else "")
     out = []
     for row in rows:

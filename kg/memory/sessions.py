@@ -95,6 +95,21 @@ def start(ws: Any, now: datetime | str | None = None, *, source: str = "kg", key
             "previous_open": bool(rows) and rows[0]["ended_at"] is None}
 
 
+def start_or_journal(ws: Any, now: datetime | str | None = None, *, source: str = "kg") -> dict[str, Any]:
+    """`start`, or when another process holds the embedded graph past the retry budget, `start_journaled` (as
+    `kg log` journals an entry and the session-start hook a start): `kg session start` from 16 agents at once
+    exited 1 for those that waited longest. A busy team graph is still said (its numbers are every workspace's)."""
+    from kg.core.errors import StoreBusy
+
+    try:
+        return start(ws, now, source=source)
+    except StoreBusy:
+        if ws.store_url is not None:
+            raise
+    previous = ws.current_session()
+    return {**start_journaled(ws, now, source=source), "previous": previous, "previous_open": False}
+
+
 def start_journaled(ws: Any, now: datetime | str | None = None, *, source: str = "kg", key: str | None = None
                     ) -> dict[str, Any]:
     """Open a new session without the graph (another process holds it: the last session end's reflection), as

@@ -119,6 +119,13 @@ def _write_hooks(plan: _Plan, path: Path, runtime: str, entries: dict[str, Any],
                hooks=entries)
 
 
+def written_files(root: Path) -> list[Path]:
+    """Every file `kg install` writes in a project folder, whichever the runtime: `kg doctor` checks that none leads
+    out of the workspace, which install refuses (`_refuse_outside`)."""
+    return [_claude_settings(root, True), _claude_settings(root, False), root / MCP_JSON, root / HOOK_DIR / HOOK_MD,
+            root / HOOK_DIR / HANDLER_JS, root / CODEX_HOOKS, root / CODEX_CONFIG, root / AGENTS_MD]
+
+
 def _refuse_outside(*files: Path) -> None:
     """Refuse (UnusableFile, exit 1) an install before it writes anything when a file it writes leads out of the
     workspace through a link (AGENTS.md, .claude/, .codex/: QA3 #3 found kg's block written into the file a linked

@@ -277,14 +277,21 @@ def install(ws: Any, *, cron: bool = False, systemd: bool = False, crontab: str 
     kg = Path(kg).absolute() if kg else kg_executable()
     out: dict[str, Any] = {"mode": mode, "workspace": str(root), "kg": str(kg), "log": str(log_path(root)),
                            "next": None, "dry_run": dry_run}
-    if dry_run:
+    if dry_run:  # what the real run would do, from the same plan: add, replace, keep a person's edit, nothing
         if mode == "cron":
             file = _crontab_file(crontab)
+            job = job_in(_read_crontab(file) or "", root)
+            plan = _sync_cron_once(ws, root, file, cron_inner(kg, root), dry_run=True, force=force)
+            changed = plan.action not in ("none", "flag")
             out.update(written=str(file) if file else "the user's crontab", lines=cron_entry(kg, root).splitlines(),
-                       flagged=None)
+                       flagged=plan.reason if plan.action == "flag" else None, changed=changed,
+                       replaced=job if changed and job is not None else None, job=job)
         else:
+            folder = _unit_dir(unit_dir)[0]
             units = systemd_units(kg, root)
-            out.update(written=str(_unit_dir(unit_dir)[0]), units=sorted(units), unit_text=units, enabled=False)
+            differ = [n for n, text in sorted(units.items()) if _bytes_of(folder / n) != text.encode("utf-8")]
+            out.update(written=str(folder), units=sorted(units), unit_text=units, enabled=False, changed=bool(differ),
+                       replaced=[n for n in differ if _bytes_of(folder / n) is not None])
         return out
     log_path(root).parent.mkdir(parents=True, exist_ok=True)
     if mode == "cron":

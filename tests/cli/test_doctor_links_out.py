@@ -62,3 +62,34 @@ def test_a_graph_file_kept_elsewhere_is_no_link_problem(run_kg, ws, tmp_path):
     r = run_kg("doctor --json")
     assert [(c["status"], c["detail"]) for c in _files(r)] == [
         ("ok", "session and skill files stay inside the workspace")]
+
+
+def test_doctor_says_a_linked_file_kg_install_writes_and_install_refuses(run_kg, ws, tmp_path):
+    """QA (w-flinks): a linked AGENTS.md leading out of the workspace passed doctor's files check while `kg install
+    codex` refused it. Each file install writes (AGENTS.md, .claude/ and its settings, .mcp.json, .codex/, the OpenClaw
+    hook folder) is now looked at: a link out is an error naming it and the fix, one line per link, exit 1; a link
+    inside the workspace passes."""
+    (ws.root / "AGENTS.md").unlink(missing_ok=True)
+    (tmp_path / "AGENTS.md").write_text("# someone else's\n", encoding="utf-8")
+    (ws.root / "AGENTS.md").symlink_to(tmp_path / "AGENTS.md")
+    (tmp_path / "claude").mkdir()
+    (ws.root / ".claude").symlink_to(tmp_path / "claude")
+    refused = run_kg("install codex --dry-run")
+    assert refused.exit_code == 1 and refused.stderr.startswith("Error: AGENTS.md is a symlink to "), refused.stderr
+    r = run_kg("doctor --json")
+    assert r.exit_code == 1, r.stdout
+    assert [(c["status"], c["detail"]) for c in _files(r)] == [
+        ("error", f".claude is a symlink to {tmp_path / 'claude'}, outside the workspace {ws.root}; kg will not write "
+                  ".claude/settings.json there: replace the link with a copy of the folder, or link to a folder "
+                  "inside the workspace (`kg install` writes it, and refuses until then)"),
+        ("error", f"AGENTS.md is a symlink to {tmp_path / 'AGENTS.md'}, outside the workspace {ws.root}; kg will not "
+                  "write there: replace the link with a copy of the file, or link to a file inside the workspace "
+                  "(`kg install` writes it, and refuses until then)")]
+    assert (tmp_path / "AGENTS.md").read_text(encoding="utf-8") == "# someone else's\n"
+    (ws.root / "AGENTS.md").unlink()
+    (ws.root / ".claude").unlink()
+    (ws.root / "team-agents.md").write_text("# ours\n", encoding="utf-8")
+    (ws.root / "AGENTS.md").symlink_to(ws.root / "team-agents.md")  # a link inside the workspace passes
+    r = run_kg("doctor --json")
+    assert [(c["status"], c["detail"]) for c in _files(r)] == [
+        ("ok", "session and skill files stay inside the workspace")]

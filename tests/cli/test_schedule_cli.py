@@ -144,3 +144,42 @@ def test_install_force_replaces_kg_s_edited_job_and_no_other_line(ws, tmp_path, 
     (units / next(p.name for p in units.glob("*.timer"))).write_text("[Timer]\nOnCalendar=hourly\n")
     code, out, _ = kg(f"schedule install --systemd --force --unit-dir {units}")
     assert code == 0 and "already installed" not in out and "06:15" in next(units.glob("*.timer")).read_text()
+
+
+def test_install_dry_run_says_what_the_real_install_does_over_an_edited_job(ws, tmp_path, capsys):
+    """`kg schedule install --dry-run` over a crontab job a person edited inside kg's block said "Would add" while
+    the real run keeps the job: the dry run now makes the real run's plan and says it (keep without --force, replace
+    with it, nothing when kg's job is there as it writes it); a unit file that differs is said to be replaced."""
+    kg = _kg(ws, capsys)
+    crontab = tmp_path / "crontab"
+    crontab.write_bytes(b"MAILTO=me@example.org\n")
+    assert kg(f"schedule install --crontab {crontab}")[0] == 0
+    code, out, err = kg(f"schedule install --dry-run --crontab {crontab}")
+    assert (code, err) == (0, "") and out.startswith(f"⏰ Already installed in {crontab} (nothing would change):\n")
+    crontab.write_bytes(crontab.read_bytes().replace(b"\n15 6 * * * ", b"\n30 7 * * * "))
+    edited = crontab.read_bytes()
+    job = next(ln for ln in edited.decode().splitlines() if "schedule run" in ln)
+    code, out, err = kg(f"schedule install --dry-run --crontab {crontab}")
+    assert code == 0 and "Would add" not in out, out
+    assert out == (f"⏰ Would keep the job in {crontab} as it is (not replaced without --force)\n   {job}\n"
+                   "Dry run: nothing was written.\n")
+    assert err == (f"Would keep the job in {crontab} as it is: a human edited inside the kg block; move the text "
+                   "outside the markers, or run `kg schedule install --force` to replace it with kg's job (your edit "
+                   "is lost)\n"), err
+    code, out, err = kg(f"schedule install --dry-run --force --crontab {crontab}")
+    assert (code, err) == (0, "")
+    assert out.startswith(f"⏰ Would replace this workspace's job in {crontab} (it is: {job}):\n"), out
+    assert json.loads(kg(f"schedule install --dry-run --crontab {crontab} --json")[1])["flagged"]
+    assert crontab.read_bytes() == edited  # no dry run wrote
+    code, out, _ = kg(f"schedule install --force --crontab {crontab}")  # the real run does what the dry run said
+    assert code == 0 and out.startswith(f"⏰ Replaced this workspace's job in {crontab} (it was: {job}):\n"), out
+    units = tmp_path / "units"
+    assert kg(f"schedule install --systemd --unit-dir {units}")[0] == 0
+    code, out, _ = kg(f"schedule install --systemd --unit-dir {units} --dry-run")
+    assert code == 0 and out.startswith(f"⏰ Already installed in {units} (the units are as kg writes them"), out
+    service = next(p for p in units.iterdir() if p.name.endswith(".service"))
+    service.write_bytes(service.read_bytes() + b"# mine\n")
+    code, out, _ = kg(f"schedule install --systemd --unit-dir {units} --dry-run")
+    assert code == 0 and out.startswith(f"⏰ Would write to {units} (replacing what differs from kg's: "
+                                        f"{service.name}):\n"), out
+    assert service.read_bytes().endswith(b"# mine\n")
