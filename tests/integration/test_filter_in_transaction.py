@@ -6,10 +6,10 @@ an edge, the new row comes back with another row's node and its text cut to that
 decoder takes), and one row comes twice; alone, a row remade in the transaction (deleted and made again, as
 kg/store/remake.py does) is lost and another comes twice. `kg cycle` promoted a rule and read the live changes so
 (`lc_live_changes`) in the transaction that made it, and wrote MEMORY.md from that read: the new line cut short
-or another rule's twice. The same filter behind `WITH` after a join (not pushed into the scan; a lone scan still takes it), the list UNWOUND
-and matched by equality, an equality or an OR of equalities, no filter, an autocommitted write, or the
-transaction committed before the read: every row right. kg's reads of changes by status take the `WITH` shape
-after a join and the UNWIND shape on a lone scan (rules/queries/lifecycle.cypher).
+or another rule's twice. The same filter behind `WITH` after a join (not pushed into the scan; a lone scan still
+takes it), the list UNWOUND and matched by equality, an equality or an OR of equalities, no filter, an autocommitted
+write, or the transaction committed before the read: every row right. kg's reads of changes by status take the
+`WITH` shape after a join and the UNWIND shape on a lone scan (rules/queries/lifecycle.cypher).
 
 Plain Kùzu, real files in a temp folder; when kuzu reads right, the first test fails and the shapes may go back."""
 
