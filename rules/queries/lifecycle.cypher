@@ -159,9 +159,12 @@ SET e.status = 'promoted', e.updated_at = $at
 // Applied, confirmed or checking changes whose check is due. The hint makes Kùzu start from the changes and read only
 // their patterns' rows; its own plan hashes the whole node table first (0.12 s of CPU at 1M nodes, with no
 // change at all).
+// `WITH` before the status filter: pushed into the scan, kuzu 0.11.3 read rows this transaction made or remade
+// wrong (tests/integration/test_filter_in_transaction.py).
 MATCH (c:Change)-[r:change_pattern]->(p:Node)
-WHERE c.status IN $statuses AND c.next_check <= $now
 HINT (c JOIN r) JOIN p
+WITH c, p
+WHERE c.status IN $statuses AND c.next_check <= $now
 RETURN c.id AS id, c.status AS status, c.applied_at AS applied_at, c.next_check AS next_check,
        c.due_since AS due_since, c.check_count AS check_count, c.evidence AS evidence, c.target AS target,
        c.text AS text, c.pattern_key AS key, c.hypothesis AS hypothesis, c.block AS block, p.id AS pattern
@@ -342,9 +345,12 @@ SET n.decay_stage = s.stage, n.priority = s.priority, n.base_priority = s.base, 
 // name: lc_live_changes
 // What kg renders from applied changes: every live change with its rule node (the hint: see lc_changes_due), and
 // the rule's own text (what a contradiction is found in: kg/lifecycle/settling.py, before any fact is read).
+// `WITH` before the status filter: pushed into the scan, kuzu 0.11.3 read rows this transaction made or remade
+// wrong (tests/integration/test_filter_in_transaction.py).
 MATCH (c:Change)-[r:change_applies]->(n:Node)
-WHERE c.status IN $statuses
 HINT (c JOIN r) JOIN n
+WITH c, n
+WHERE c.status IN $statuses
 RETURN c.id AS change, c.target AS target, c.block AS block, c.target_kind AS target_kind, c.text AS text,
        c.applied_at AS applied_at, n.id AS node, n.kind AS kind, n.status AS node_status, c.status AS status,
        n.text AS rule_text
@@ -553,8 +559,11 @@ ORDER BY created_at, id
 // name: lc_changes_in
 // Changes in the given statuses, read from the change table alone (no rule or pattern node): `kg status`'s
 // checks out and the count of checks running, without the node-table scan lc_changes_all's optional joins plan.
+// The statuses UNWOUND and matched by equality: `c.status IN $statuses` pushed into the scan, kuzu 0.11.3 read rows
+// this transaction made or remade wrong, even behind WITH (tests/integration/test_filter_in_transaction.py).
+UNWIND $statuses AS s
 MATCH (c:Change)
-WHERE c.status IN $statuses
+WHERE c.status = s
 RETURN c.id AS id, c.status AS status, c.target AS target, c.text AS text, c.evidence AS evidence,
        c.next_check AS next_check
 ORDER BY id
@@ -748,8 +757,11 @@ RETURN q.target AS target, count(q) AS n
 
 // name: lc_live_effects
 // Every live change with what tells whether its rule is still in its file (kg/lifecycle/verify_withdrawn.py).
+// The statuses UNWOUND and matched by equality: `c.status IN $statuses` pushed into the scan, kuzu 0.11.3 read rows
+// this transaction made or remade wrong, even behind WITH (tests/integration/test_filter_in_transaction.py).
+UNWIND $statuses AS s
 MATCH (c:Change)
-WHERE c.status IN $statuses
+WHERE c.status = s
 RETURN c.id AS id, c.status AS status, c.target AS target, c.block AS block, c.text AS text,
        c.evidence AS evidence, c.next_check AS next_check, c.due_since AS due_since
 ORDER BY id
