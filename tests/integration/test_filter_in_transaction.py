@@ -115,19 +115,25 @@ def _read_in_transaction(path: Path, old: int, query: str, *, remade: bool = Fal
         g.close()
 
 
-@pytest.mark.parametrize("old", [2, 3, 5])
-@pytest.mark.parametrize("shape", list(WRONG))
-def test_kuzu_reads_a_row_made_in_the_transaction_wrong_through_a_pushed_list_filter(tmp_path, shape, old):
-    """The probe: when kuzu reads these right, this fails (and kg's `WITH` shapes may go back)."""
-    got, right = _read_in_transaction(tmp_path / "g.kuzu", old, WRONG[shape])
-    assert got != right
+def _wrong_reads(tmp_path: Path, shapes: dict[str, str], olds: list[int], *, remade: bool) -> list[str]:
+    out = []
+    for i, (shape, query) in enumerate(shapes.items()):
+        for old in olds:
+            got, right = _read_in_transaction(tmp_path / f"g{i}-{old}.kuzu", old, query, remade=remade)
+            if got != right:
+                out.append(f"{shape} ({old} committed)")
+    return out
 
 
-@pytest.mark.parametrize("old", [2, 5, 40])
-@pytest.mark.parametrize("shape", list(REMADE_WRONG))
-def test_kuzu_reads_a_row_remade_in_the_transaction_wrong_through_a_pushed_list_filter(tmp_path, shape, old):
-    got, right = _read_in_transaction(tmp_path / "g.kuzu", old, REMADE_WRONG[shape], remade=True)
-    assert got != right
+# Which shape and size reads wrong varies from run to run (the file's layout, the machine's load: three runs of
+# each shape alone failed different ones), so the probe asks that the hazard shows in some of them, not in each.
+def test_kuzu_reads_a_row_made_in_the_transaction_wrong_through_a_pushed_list_filter(tmp_path):
+    """The probe: when kuzu reads all of these right, this fails (and kg's `WITH` shapes may go back)."""
+    assert _wrong_reads(tmp_path, WRONG, [2, 3, 5], remade=False)
+
+
+def test_kuzu_reads_a_row_remade_in_the_transaction_wrong_through_a_pushed_list_filter(tmp_path):
+    assert _wrong_reads(tmp_path, REMADE_WRONG, [2, 5, 40], remade=True)
 
 
 def test_one_committed_row_and_a_new_one_read_right(tmp_path):
