@@ -46,6 +46,12 @@ def clean(text: str, *, one_line: bool = False) -> str:
     return _JOINER.sub("", text).strip() if "\u200c" in text or "\u200d" in text else text.strip()
 
 
+def nfc(text: str) -> str:
+    """A lookup argument (an id, a pattern key, a tag, a line to find) in the NFC form every stored text is in
+    (`clean`): a key typed or pasted decomposed (NFD, as macOS writes "é") finds the key stored composed. Pure."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def folded(text: str) -> str:
     """Lowercased, with every run of whitespace one space: the form two texts are compared in."""
     return " ".join(text.lower().split())

@@ -24,3 +24,35 @@ def test_joiners_inside_persian_words_and_emoji_are_kept_and_searchable(ws, run_
         found = run_kg(["search", query, "--json"])
         assert found.exit_code == 0, found.stderr
         assert done.json["id"] in [h["ref"] for h in found.json], query
+
+
+def test_a_key_tag_or_area_given_decomposed_finds_what_was_stored_composed(ws, run_kg):
+    """`kg log --pattern-key` stores an NFD key as NFC (café.build); `kg show`, `kg patterns show` and `kg resolve`
+    with the same NFD key answered "no node / no pattern" (exit 2): every lookup argument is NFC now."""
+    nfd_key, nfd_tag, nfd_area = "cafe\u0301.build", "re\u0301sume\u0301", "cafe\u0301"
+    done = run_kg(["log", "error", "naive bug", "--pattern-key", nfd_key, "--tags", nfd_tag, "--area", nfd_area,
+                   "--wait", "--json"])
+    assert done.exit_code == 0, done.stderr
+    assert done.json["pattern_key"] == "caf\u00e9.build"
+    shown = run_kg(["show", nfd_key, "--json"])
+    assert shown.exit_code == 0, shown.stderr
+    assert shown.json["node"]["kind"] == "pattern" and shown.json["node"]["pattern_key"] == "caf\u00e9.build"
+    pattern = run_kg(["patterns", "show", nfd_key, "--json"])
+    assert pattern.exit_code == 0, pattern.stderr
+    assert done.json["id"] in pattern.stdout
+    tagged = run_kg(["graph", "query", f"tag:{nfd_tag}", "--json"])
+    assert tagged.exit_code == 0, tagged.stderr
+    assert done.json["id"] in tagged.stdout
+    listed = run_kg(["list", "--area", nfd_area, "--json"])
+    assert done.json["id"] in [n["id"] for n in listed.json]
+    closed = run_kg(["resolve", nfd_key, "--status", "wont_fix", "--json"])
+    assert closed.exit_code == 0, closed.stderr
+    assert closed.json["status"] == "wont_fix"
+    # a pattern split off under an NFD key is stored as `kg log` stores it, and found by it
+    second = run_kg(["log", "error", "naive bug again", "--pattern-key", nfd_key, "--wait", "--json"]).json["id"]
+    run_kg(["resolve", nfd_key, "--status", "active"])
+    split = run_kg(["patterns", "split", nfd_key, second, "--key", "Na\u0308ive.build"])
+    assert split.exit_code == 0, split.stderr
+    moved = run_kg(["show", second, "--json"]).json["node"]
+    assert moved["pattern_key"] == "n\u00e4ive.build"
+    assert run_kg(["patterns", "show", "na\u0308ive.build"]).exit_code == 0
