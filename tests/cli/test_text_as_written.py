@@ -56,3 +56,18 @@ def test_a_key_tag_or_area_given_decomposed_finds_what_was_stored_composed(ws, r
     moved = run_kg(["show", second, "--json"]).json["node"]
     assert moved["pattern_key"] == "n\u00e4ive.build"
     assert run_kg(["patterns", "show", "na\u0308ive.build"]).exit_code == 0
+
+
+def test_why_finds_a_line_or_fragment_pasted_decomposed(ws, run_kg):
+    """`kg why` compared lines as given: the NFD line was only a fuzzy candidate of the NFC line USER.md holds, an
+    NFD fragment of it "not found"."""
+    assert run_kg("pref set editor vim").exit_code == 0
+    user = ws.root / "USER.md"
+    user.write_text(user.read_text(encoding="utf-8") + "\n- Le café se prend sans sucre\n", encoding="utf-8")
+    whole = run_kg(["why", "- Le cafe\u0301 se prend sans sucre", "--json"])
+    assert whole.exit_code == 0, whole.stderr
+    assert whole.json["source"] == "human" and whole.json["file"] == "USER.md", whole.stdout
+    part = run_kg(["why", "cafe\u0301 se prend", "--json"])
+    assert part.exit_code == 0, part.stderr
+    assert [(c["match"], c["text"]) for c in part.json["candidates"]] == [
+        ("fragment", "Le caf\u00e9 se prend sans sucre")]
