@@ -4,6 +4,8 @@ code holding backticks kept whole in Markdown."""
 
 from __future__ import annotations
 
+import json
+
 ZWNJ, ZWJ = "\u200c", "\u200d"
 
 
@@ -71,3 +73,22 @@ def test_why_finds_a_line_or_fragment_pasted_decomposed(ws, run_kg):
     assert part.exit_code == 0, part.stderr
     assert [(c["match"], c["text"]) for c in part.json["candidates"]] == [
         ("fragment", "Le caf\u00e9 se prend sans sucre")]
+
+
+def test_an_over_long_field_is_named_as_each_entry_point_takes_it(ws, run_kg, tmp_path):
+    """`kg ingest` of a 1 MB `error` field said "error_text (--error-text) is ...": no such option exists (it is
+    `--error`) and the line's field is `error`."""
+    long = "E" * 200_001
+    logged = run_kg(["log", "error", "huge single line error", "--error", long])
+    assert logged.exit_code == 2
+    assert logged.stderr.startswith("Error: --error is 200,001 characters; the limit is 200,000"), logged.stderr
+    details = run_kg(["log", "error", "huge details", "--details", long])
+    assert details.exit_code == 2 and "--details is 200,001 characters" in details.stderr
+    lines = tmp_path / "in.jsonl"
+    for key in ("error", "error_text", "user-context"):
+        lines.write_text(json.dumps({"kind": "error", "summary": "huge single line error", key: long}) + "\n",
+                         encoding="utf-8")
+        ingested = run_kg(f"ingest {lines}")
+        assert ingested.exit_code == 2
+        assert f"in.jsonl:1: the field '{key}' is 200,001 characters" in ingested.stderr, ingested.stderr
+        assert "--" not in ingested.stderr
