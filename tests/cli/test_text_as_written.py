@@ -5,6 +5,9 @@ code holding backticks kept whole in Markdown."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 
 ZWNJ, ZWJ = "\u200c", "\u200d"
 
@@ -92,3 +95,29 @@ def test_an_over_long_field_is_named_as_each_entry_point_takes_it(ws, run_kg, tm
         assert ingested.exit_code == 2
         assert f"in.jsonl:1: the field '{key}' is 200,001 characters" in ingested.stderr, ingested.stderr
         assert "--" not in ingested.stderr
+
+
+def test_dot_export_cuts_a_value_past_graphviz_string_limit_with_a_marker(ws, run_kg, tmp_path):
+    """`kg export graph --format dot` wrote a file Graphviz refuses ("longer than 16384?") when an entry held more
+    than 16 KB of text without a newline: labels were cut, attributes (error_text, details) were not."""
+    minified = "SyntaxError in bundle.min.js: " + "a=b+c;" * 4000
+    wide = "é\"\\" * 3000  # escapes and two-byte characters: the limit is Graphviz's bytes, not characters
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(json.dumps({"kind": "error", "summary": "webpack failed on minified bundle",
+                                 "error": minified, "details": wide}) + "\n", encoding="utf-8")
+    assert run_kg(f"ingest {lines}").exit_code == 0
+    done = run_kg("export graph --format dot --out g.dot")
+    assert done.exit_code == 0, done.stderr
+    text = (ws.root / "g.dot").read_text(encoding="utf-8")
+    strings = re.findall(r'"((?:[^"\\]|\\.)*)"', text)
+    assert max(len(s.encode("utf-8")) + 2 for s in strings) <= 16_384
+    error_text = next(s for s in strings if s.startswith("SyntaxError in bundle.min.js"))
+    assert error_text.endswith(f" …[cut: {len(minified):,} characters in all]")
+    details = next(s for s in strings if s.startswith('é\\"'))
+    assert details.endswith(f" …[cut: {len(wide):,} characters in all]")
+    head = details.split(" …[cut")[0]  # cut between characters, never inside an escape
+    assert wide.startswith(re.sub(r"\\(.)", r"\1", head)) and len(head) > 10_000
+    if shutil.which("dot") is not None:
+        drawn = subprocess.run(["dot", "-Tplain", str(ws.root / "g.dot")], capture_output=True, text=True,
+                               timeout=120, check=False)
+        assert drawn.returncode == 0, drawn.stderr
