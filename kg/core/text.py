@@ -52,6 +52,16 @@ def nfc(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
+def code_span(text: str) -> str:
+    """`text` as Markdown inline code that shows it whole (CommonMark): fenced by one backtick more than its
+    longest run of backticks, with a space inside each fence when it starts or ends with a backtick (or a space:
+    one is taken off each side). `pytest; rm $HOME/`id`` in single backticks ended the span at the first one. Pure."""
+    runs = re.findall(r"`+", text)
+    fence = "`" * (max(map(len, runs), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def folded(text: str) -> str:
     """Lowercased, with every run of whitespace one space: the form two texts are compared in."""
     return " ".join(text.lower().split())
