@@ -9,6 +9,8 @@ import re
 import shutil
 import subprocess
 
+import pytest
+
 ZWNJ, ZWJ = "\u200c", "\u200d"
 
 
@@ -121,3 +123,41 @@ def test_dot_export_cuts_a_value_past_graphviz_string_limit_with_a_marker(ws, ru
         drawn = subprocess.run(["dot", "-Tplain", str(ws.root / "g.dot")], capture_output=True, text=True,
                                timeout=120, check=False)
         assert drawn.returncode == 0, drawn.stderr
+
+
+def test_a_failed_command_holding_backticks_stays_one_code_span(ws, run_kg):
+    """`pytest -q; rm -rf $HOME/`id`` wrapped in single backticks ended the span at its own first backtick, in the
+    entry's summary and the daily log: the fence is now longer than any run of backticks inside."""
+    payload = {"session_id": "s", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_use_id": "t1",
+               "tool_input": {"command": "pytest -q; rm -rf $HOME/`id`"},
+               "error": "Exit code 2\nE   ModuleNotFoundError: No module named foo"}
+    done = run_kg("hook post-tool-use --runtime claude-code --json", input=json.dumps(payload),
+                  env={"KG_HOOK_WAIT": "1"})
+    assert done.exit_code == 0, done.stderr
+    said = "`` pytest -q; rm -rf $HOME/`id` `` failed: E ModuleNotFoundError: No module named foo"
+    assert done.json["summary"] == said
+    day = "\n".join(p.read_text(encoding="utf-8") for p in (ws.root / "memory").glob("*.md"))
+    assert said in day
+
+
+@pytest.mark.baseline_wait_off("a promotion on the workspace's first days")
+def test_a_promoted_rule_keeps_its_code_fences_whole(ws, run_kg):
+    """rules/lifecycle.toml's `generalise` dropped every `` (meant for the code spans its removals leave empty):
+    an action ending in ``` was written with one stray backtick, inline code in double backticks lost its fence."""
+    action = "Quote the command as `` rm $HOME/`id` ``, not `toolu_0123456789ab`, and end the block with ```"
+    for s in (1, 2):
+        assert run_kg(f"session start --now 2026-11-2{s}T09:00:00").exit_code == 0
+        for i in (1, 2):
+            r = run_kg(["log", "learning", "User: quote shell commands whole", "--category", "correction",
+                        "--area", "docs", "--pattern-key", "docs.quote_shell", "--action", action,
+                        "--now", f"2026-11-2{s}T09:2{i}:00"])
+            assert r.exit_code == 0, r.stderr
+        assert run_kg(f"session end --summary x --now 2026-11-2{s}T17:00:00").exit_code == 0
+    assert run_kg("cycle --now 2026-11-23T06:15:00").exit_code == 0
+    (p,) = [p for p in run_kg(["propose", "--json"]).json if p["type"] == "promotion"]
+    # the tool call's id goes (an instance detail) and the span it leaves empty with it; the fences stay whole
+    kept = "Quote the command as `` rm $HOME/`id` ``, not, and end the block with ```"
+    assert kept in p["text"], p["text"]
+    r = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-11-23T07:00:00"])
+    assert r.exit_code == 0, r.stderr
+    assert kept in (ws.root / p["target"]).read_text(encoding="utf-8")
