@@ -33,6 +33,19 @@ _SPACES = re.compile(r"\s+")
 _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
 
+_INVISIBLE = re.compile(r"[\u200b\u200e\u200f\u202a-\u202e\u2060\ufeff]")
+
+
+def visible(text: str) -> str:
+    """`text` without the characters that show nothing and join nothing (zero-width space, word joiner, bidi
+    marks and overrides, a byte order mark; a joiner beside ASCII, as `clean` drops it): what redaction reads,
+    so that `ghp_…\u200b…` hides no token from it and is stored whole after `clean`. Pure."""
+    if text.isascii():
+        return text
+    text = _INVISIBLE.sub("", text)
+    return _JOINER.sub("", text) if "\u200c" in text or "\u200d" in text else text
+
+
 def clean(text: str, *, one_line: bool = False) -> str:
     """Drop control characters (keeping newlines and tabs unless `one_line`; a joiner only between two non-ASCII
     characters), NFC-normalise, strip."""

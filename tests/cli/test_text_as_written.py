@@ -161,3 +161,16 @@ def test_a_promoted_rule_keeps_its_code_fences_whole(ws, run_kg):
     r = run_kg(["approve", str(p["number"]), "--json", "--now", "2026-11-23T07:00:00"])
     assert r.exit_code == 0, r.stderr
     assert kept in (ws.root / p["target"]).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u200d", "\u2060", "\u202e"])
+def test_a_secret_with_an_invisible_character_inside_is_still_redacted(ws, run_kg, hidden):
+    """Redaction read the raw text and `clean` dropped a zero-width space after it: `ghp_…\\u200b…` in --details
+    was stored as the whole token, unredacted (in the summary it was split in two, half of it kept)."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    hid = token[:10] + hidden + token[10:]
+    done = run_kg(["log", "learning", f"the token {hid} leaked", "--details", f"it was {hid}", "--wait", "--json"])
+    assert done.exit_code == 0, done.stderr
+    node = run_kg(f"show {done.json['id']} --json").json["node"]
+    assert node["text"] == "the token [REDACTED:github_token] leaked"
+    assert node["details"] == "it was [REDACTED:github_token]"
