@@ -57,6 +57,8 @@ KIND_COLORS = {"event": "#f4a6a6", "lesson": "#ffe08a", "principle": "#9fd3a8", 
 # either the renderer draws an error box instead of the diagram.
 MERMAID_MAX_EDGES = 500
 MERMAID_MAX_TEXT = 50_000
+# Graphviz refuses a quoted string longer than 16,384 bytes ("longer than 16384?"): a longer value is cut to fit
+DOT_MAX_BYTES = 16_000
 
 
 @dataclass
@@ -455,17 +457,34 @@ def _short(text: Any, limit: int) -> str:
 
 
 # -- DOT -------------------------------------------------------------------------------------------------------
-def dot_string(value: Any) -> str:
+def _dot_escaped(text: str) -> str:
+    s = text.replace("\\", "\\\\").replace('"', '\\"')
+    return s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+
+
+def dot_string(value: Any, *, limit: int = DOT_MAX_BYTES) -> str:
     """A DOT double-quoted string. Backslashes are doubled (Graphviz reads `\\n`, `\\l` in labels as
-    escapes), quotes escaped, line breaks written as `\\n`."""
-    s = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
-    return f'"{s}"'
+    escapes), quotes escaped, line breaks written as `\\n`. At most `limit` bytes, quotes included: Graphviz
+    reads no longer string, so a longer value is cut (between two characters, never inside an escape) and says
+    how long it was, with a marker (`--format json` keeps it whole)."""
+    text = str(value)
+    s = _dot_escaped(text)
+    if len(s) * 4 + 2 <= limit or len(s.encode("utf-8")) + 2 <= limit:
+        return f'"{s}"'
+    marker = _dot_escaped(f" …[cut: {len(text):,} characters in all]")
+    room, cut = limit - 2 - len(marker.encode("utf-8")), 0
+    for i, ch in enumerate(text):
+        room -= len(_dot_escaped(ch).encode("utf-8"))
+        if room < 0:
+            cut = i
+            break
+    return f'"{_dot_escaped(text[:cut])}{marker}"'
 
 
 def to_dot(graph: nx.MultiDiGraph, *, text_chars: int = 60) -> str:
-    """Graphviz DOT: `dot -Tsvg graph.dot > graph.svg`. Every attribute is kept (as a DOT attribute); the
-    label is the id and the start of the text; colours by kind."""
+    """Graphviz DOT: `dot -Tsvg graph.dot > graph.svg`. Every attribute is kept (as a DOT attribute; a value
+    past Graphviz's string limit cut with a marker, `dot_string`); the label is the id and the start of the text;
+    colours by kind."""
     lines = [f"digraph {dot_string(graph.graph.get('name') or 'kaizen-kg')} {{",
              "    graph [rankdir=LR, overlap=false];",
              '    node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',

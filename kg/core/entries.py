@@ -23,6 +23,22 @@ CHOICE_FIELDS = {
 }
 
 
+FLAGS = {"error_text": "--error"}  # kg log's flag of a field, where it is not the field's name with dashes
+
+
+class TooLong(UsageError):
+    """A text field over `limits.field_max_chars`. Said as `kg log` names it (its flag); a caller that takes the
+    field by another name (`kg ingest`'s JSON key, the MCP tool's argument) says it by that name (`said`)."""
+
+    def __init__(self, field: str, size: int, limit: int):
+        self.field, self.size, self.limit = field, size, limit
+        super().__init__(self.said(FLAGS.get(field, f"--{field.replace('_', '-')}")))
+
+    def said(self, name: str) -> str:
+        return (f"{name} is {self.size:,} characters; the limit is {self.limit:,} (rules: limits.field_max_chars): "
+                "keep the part that says what happened (the first and last lines of a long output)")
+
+
 @dataclass(frozen=True)
 class Prepared:
     """An entry ready for the journal: every field cleaned, checked and redacted."""
@@ -110,9 +126,7 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
         if value is not None:
             value = clean(value)
             if len(value) > policy.field_max_chars:
-                # named as a field and as its flag: `kg ingest` and `kg import` read it from a JSON field
-                raise UsageError(f"{name} (--{name.replace('_', '-')}) is {len(value):,} characters; the limit is "
-                                 f"{policy.field_max_chars:,} (rules: limits.field_max_chars)")
+                raise TooLong(name, len(value), policy.field_max_chars)
         out[name] = value or None
     for name, table in CHOICE_FIELDS.items():
         out[name] = choice(fields.pop(name, None), getattr(policy, table), name)
@@ -154,6 +168,8 @@ def problems(policy: Policy, redactor: Any, kind: Any, summary: Any, *, now: dat
     def refused(k: Any, s: Any, **f: Any) -> str | None:
         try:
             prepare(policy, redactor, k, s, now=now, **f)
+        except TooLong as exc:  # the MCP tool's argument is the field's own name (error_text)
+            return exc.said(exc.field)
         except UsageError as exc:
             return str(exc)
         except (TypeError, AttributeError, ValueError):

@@ -11,8 +11,12 @@ import re
 import unicodedata
 from functools import cache
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
-_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
+# The zero-width non-joiner and joiner (U+200C, U+200D) are part of Persian and Indic words (می‌کنیم) and of emoji
+# sequences (👨‍👩‍👧): kept between two non-ASCII characters, dropped beside ASCII or an end, where they do nothing
+# but hide a word ("pass\u200dword") from search and redaction's eyes.
+_JOINER = re.compile(r"(?<![^\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f])")
 # The one CJK range (a regex character-class body): kana, CJK ideographs (extension A, unified, compatibility)
 # and Hangul syllables. Tokens, slugs and `has_cjk` all use it.
 CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -29,14 +33,46 @@ _SPACES = re.compile(r"\s+")
 _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
 
+_INVISIBLE = re.compile(r"[\u200b\u200e\u200f\u202a-\u202e\u2060\ufeff]")
+
+
+def visible(text: str) -> str:
+    """`text` without the characters that show nothing and join nothing (zero-width space, word joiner, bidi
+    marks and overrides, a byte order mark; a joiner beside ASCII, as `clean` drops it): what redaction reads,
+    so that `ghp_…\u200b…` hides no token from it and is stored whole after `clean`. Pure."""
+    if text.isascii():
+        return text
+    text = _INVISIBLE.sub("", text)
+    return _JOINER.sub("", text) if "\u200c" in text or "\u200d" in text else text
+
+
 def clean(text: str, *, one_line: bool = False) -> str:
-    """Drop control characters (keeping newlines and tabs unless `one_line`), NFC-normalise, strip."""
+    """Drop control characters (keeping newlines and tabs unless `one_line`; a joiner only between two non-ASCII
+    characters), NFC-normalise, strip."""
     if text.isascii() and text.isprintable():  # nothing to normalise or drop; the one space is " "
         return " ".join(text.split()) if one_line and "  " in text else text.strip()
     text = unicodedata.normalize("NFC", text)
     if one_line:
-        return _SPACES.sub(" ", _CONTROL_ONE_LINE.sub(" ", text)).strip()
-    return _CONTROL.sub("", text).strip()
+        text = _SPACES.sub(" ", _CONTROL_ONE_LINE.sub(" ", text))
+    else:
+        text = _CONTROL.sub("", text)
+    return _JOINER.sub("", text).strip() if "\u200c" in text or "\u200d" in text else text.strip()
+
+
+def nfc(text: str) -> str:
+    """A lookup argument (an id, a pattern key, a tag, a line to find) in the NFC form every stored text is in
+    (`clean`): a key typed or pasted decomposed (NFD, as macOS writes "é") finds the key stored composed. Pure."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+def code_span(text: str) -> str:
+    """`text` as Markdown inline code that shows it whole (CommonMark): fenced by one backtick more than its
+    longest run of backticks, with a space inside each fence when it starts or ends with a backtick (or a space:
+    one is taken off each side). `pytest; rm $HOME/`id`` in single backticks ended the span at the first one. Pure."""
+    runs = re.findall(r"`+", text)
+    fence = "`" * (max(map(len, runs), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def folded(text: str) -> str:

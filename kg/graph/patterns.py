@@ -12,7 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from kg.core import clock
+from kg.core.entries import slug_field
 from kg.core.errors import NotFound, UsageError
+from kg.core.text import nfc
 from kg.graph import linking
 from kg.graph.reads import all_or
 from kg.store import plain
@@ -38,6 +40,7 @@ def list_patterns(ws: Any, *, limit: int = 50, min_recurrence: int = 1,
 
 
 def _resolve(st: Any, ref: str, *, live: bool = True) -> dict[str, Any]:
+    ref = nfc(ref)
     rows = [r for r in st.run("pattern_get", ref=ref) if r["id"] == ref or r["key"] == ref]
     if not rows:
         raise NotFound(f"no pattern {ref!r}: `kg patterns` lists them (by id or key)")
@@ -51,6 +54,7 @@ def find(st: Any, key: str) -> dict[str, Any]:
     """A pattern node's properties by its key (NotFound: no node has that id, no pattern that key)."""
     from kg.graph.reads import get_node
 
+    key = nfc(key)
     rows = [r for r in st.run("pattern_get", ref=key) if r["key"] == key]
     if not rows:
         raise NotFound(f"no node or pattern {key!r}: `kg list` shows the ids, `kg patterns` the pattern keys")
@@ -135,7 +139,8 @@ def split(ws: Any, ref: str, events: list[str], *, key: str | None = None, detac
         if len(wanted) == len(members) and not detach and not key:
             raise UsageError("that is every event of the pattern; name a --key to rename it instead")
         first = members[wanted[0]]
-        new_key = ws.rules.redactor.redact(key).text.strip().lower() if key else None  # redacted raw, first
+        # redacted raw, first; then in the form `kg log --pattern-key` stores (NFC, one line, lower-cased)
+        new_key = slug_field(ws.rules.redactor.redact(key).text, "pattern key") if key else None
         if not detach and not new_key:
             new_key = linking.derived_key(rules, first["entry_type"] or "", first["area"], first["text"])
         if new_key and new_key == p["key"]:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from kg.core.errors import NotFound, UsageError
+from kg.core.text import nfc
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS, plain
 
 MAX_DEPTH = 6
@@ -23,7 +24,7 @@ def _json(row: dict[str, Any]) -> dict[str, Any]:
 
 def parse_target(target: str | None, entry_types: tuple[str, ...]) -> tuple[str, str]:
     """('all'|'type'|'tag'|'id', value) from the query argument."""
-    text = (target or "all").strip()
+    text = nfc((target or "all").strip())
     if not text or text.lower() == "all":
         return "all", ""
     if text.lower().startswith("type:"):

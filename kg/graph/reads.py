@@ -12,6 +12,7 @@ from kg import workspace_zone as _zone
 from kg.core import clock
 from kg.core.entries import choice
 from kg.core.errors import NotFound, UsageError
+from kg.core.text import nfc
 from kg.store import EDGE_TYPES, HIDDEN_COLUMNS, KNOWLEDGE_KINDS, Row, Store, plain
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 def get_node(st: Store, node_id: str) -> Row:
     """A node's properties (without the hidden index columns), or NotFound."""
-    rows = st.run("node_get", id=node_id)
+    rows = st.run("node_get", id=nfc(node_id))
     if not rows:
         raise NotFound(f"no node {node_id!r}: `kg list` shows the ids")
     return {k: v for k, v in rows[0]["n"].items() if k not in HIDDEN_COLUMNS}
@@ -76,7 +77,7 @@ def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = N
         since_at = since if isinstance(since, datetime) else clock.parse_since(since, clock.now(now))
     limit = all_or(limit)
     filters = {"kind": kind, "entry_type": entry_type, "status": status, "priority": priority,
-               "area": area.lower() if area else None}
+               "area": nfc(area).lower() if area else None}
     with ws.reading() as st:
         from kg.store.bulk import run_each  # newest first, read by key: see nodes_newest
 

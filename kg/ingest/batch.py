@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock
-from kg.core.entries import prepare
+from kg.core.entries import TooLong, prepare
 from kg.core.errors import KgError, UsageError
 from kg.ingest import ingested
 from kg.ingest.ids_rebuild import with_ids
@@ -130,6 +130,10 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
             kind = item.get("kind") or "learning"
             p = prepare(ws.policy, ws.rules.redactor, kind, item.get("summary") or "", now=at, session=sid,
                         **{k: v for k, v in item.items() if k not in _KNOWN})
+        except TooLong as exc:  # named by the line's own key (`error`, `error_text`), not `kg log`'s flag
+            given = next((k for k in raw if isinstance(k, str) and _FIELD_OF.get(k, k.replace("-", "_")) == exc.field),
+                         exc.field)
+            raise UsageError(f"{_place(number, where)}: {exc.said(f'the field {given!r}')}") from None
         except UsageError as exc:
             raise UsageError(f"{_place(number, where)}: {exc}") from None
         except (TypeError, AttributeError, ValueError) as exc:  # JSON gave a number, list or object for text

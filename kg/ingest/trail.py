@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.core import clock
-from kg.core.entries import prepare
+from kg.core.entries import TooLong, prepare
 from kg.core.errors import KgError, UsageError
 from kg.core.files import check_folder
 from kg.core.text import clean, index_tokens
@@ -357,7 +357,8 @@ def _entry_rows(ws: Any, entries: list[dict[str, Any]], at: datetime, report: Im
                                session=item.get("session") or None, **fields)
         except KgError as exc:
             report.skip("invalid entry")
-            report.warnings.append(f"{item.get('_source', '?')}: {entry_id}: {exc}")
+            said = exc.said(exc.field) if isinstance(exc, TooLong) else exc  # the trail's field, not a flag
+            report.warnings.append(f"{item.get('_source', '?')}: {entry_id}: {said}")
             continue
         report.redacted.extend(prepared.redactions)
         f = prepared.fields

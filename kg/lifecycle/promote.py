@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kg.core.text import code_span
 from kg.core.text import slugify as text_slugify
 from kg.lifecycle.policy import LifecyclePolicy, Target
 
@@ -165,7 +166,7 @@ def _format(template: str, values: dict[str, object]) -> str:
 
 def skill_document(key: str, text: str, motivation: str) -> str:
     """A skill file's kg block: what to do, and why kg wrote it."""
-    return (f"# {key}\n\n{text}\n\n## When\n- The situation of pattern `{key}` comes up again.\n\n"
+    return (f"# {key}\n\n{text}\n\n## When\n- The situation of pattern {code_span(key)} comes up again.\n\n"
             f"## Why\n- {motivation}\n")
 
 

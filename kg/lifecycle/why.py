@@ -11,6 +11,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import UsageError
+from kg.core.text import nfc
 from kg.lifecycle import blocks, imported
 from kg.lifecycle.cycle import LIVE, Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
@@ -26,7 +27,7 @@ _MARKER = re.compile(r"^(?:<!--|#)\s*kaizen-kg:(begin|end)\s+(\S+?)\s*(?:-->)?$"
 def _norm(line: str) -> str:
     """A line as compared: spaces and a list bullet aside, and a marker of kg's in it made inert, as the block
     editor renders it (`blocks.neutral`): the line copied from the file and the rule's own text are one line."""
-    text = " ".join(blocks.neutral(line).split())
+    text = " ".join(blocks.neutral(nfc(line)).split())  # NFC: a line pasted decomposed is the same line
     return re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", text).strip()
 
 

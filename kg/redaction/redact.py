@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
+from kg.core.text import visible
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
 from kg.redaction.prefixes import Patterns, bare_view, compiled, unescaped
 from kg.redaction.rules import (
@@ -114,7 +115,9 @@ class Redactor:
 
     def redact(self, text: str) -> Redacted:
         """Replace every secret in `text` with `[REDACTED:<kind>]`, and every other occurrence of a secret found
-        (`_echoes`: "PGPASSWORD=X ... the password is X" loses both copies)."""
+        (`_echoes`: "PGPASSWORD=X ... the password is X" loses both copies). Characters that show nothing
+        (`visible`) are dropped first: a zero-width space inside a token hid it, and `clean` then stored it whole."""
+        text = visible(text) if text else text
         if not text:
             return Redacted(text)
         spans = self._collect(text)
@@ -125,7 +128,9 @@ class Redactor:
 
     def redact_group(self, texts: Sequence[str]) -> list[Redacted]:
         """Redact texts that belong together (the fields of one entry, a tool call's input and its result): a
-        secret found in any of them is redacted wherever it occurs in all of them."""
+        secret found in any of them is redacted wherever it occurs in all of them (characters that show nothing
+        dropped first, as `redact` drops them)."""
+        texts = [visible(text) if text else text for text in texts]
         collected = [self._collect(text) if text else None for text in texts]
         found: dict[str, str] = {}
         for text, spans in zip(texts, collected, strict=True):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kg.core.policy import RuleReader
+from kg.core.text import code_span
 
 from .output_lines import advice_of, evidence, exit_status, plain, salient_line  # noqa: F401 - salient_line re-exported
 from .parse import Transcript, Turn
@@ -198,7 +199,7 @@ class Failure:
         ran = " ".join(self.command.split())
         ran = _CD.sub("", ran) or ran
         what = _short(ran, room) if shell or not _PATHISH.match(ran) else _tail(ran, room)
-        return _short(f"{head}`{what}` failed: {why}", width)
+        return _short(f"{head}{code_span(what)} failed: {why}", width)
 
     def details(self) -> str:
         out = [f"Tool: {self.tool}"]  # the command is the entry's context (`failure_fields`), not said twice

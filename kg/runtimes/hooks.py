@@ -23,7 +23,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import KgError, UsageError
-from kg.core.text import clean
+from kg.core.text import clean, code_span
 from kg.runtimes.brief_fit import MIN_MEMORY, Section, fit, short  # noqa: F401 - hooks.Section, hooks.fit stay
 from kg.runtimes.hook_rules import LIMITED, SECTIONS, HookRules, load_rules  # noqa: F401 - hooks.HookRules stays
 
@@ -344,7 +344,7 @@ def _brief(ws: Any, rules: HookRules, at: datetime, budget: int, message: str, *
         sections["ready_to_promote"] = Section(
             "ready_to_promote", TITLES["ready_to_promote"], total=lc["ready_to_promote_total"],
             more=more["ready_to_promote"],
-            lines=[f"- `{c['key']}` ({c['recurrence']}x, {c['sessions']} sessions): {short(c['summary'], w)}"
+            lines=[f"- {code_span(c['key'])} ({c['recurrence']}x, {c['sessions']} sessions): {short(c['summary'], w)}"
                    + (f" → {c['target']}" if c.get("target") else "")
                    for c in lc["ready_to_promote"][:lim["ready_to_promote"]]])
         props = [f"- #{q['number']} {q['type']}: {short(q['change'] or '', w)}"

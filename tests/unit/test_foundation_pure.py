@@ -34,7 +34,7 @@ def _prep(kind="error", summary="git push failed", **fields):
         ({"reproducible": "maybe"}, "unknown reproducible 'maybe': use one of yes, no, unknown"),
         ({"status": "done"}, "unknown status 'done'"),
         ({"summary": "x" * 1_048_576}, "the summary is 1,048,576 characters; the limit is 2,000"),
-        ({"details": "y" * 1_048_576}, "details (--details) is 1,048,576 characters; the limit is 200,000"),
+        ({"details": "y" * 1_048_576}, "--details is 1,048,576 characters; the limit is 200,000"),
     ],
 )
 def test_bad_entries_say_what_to_fix(kwargs, message):

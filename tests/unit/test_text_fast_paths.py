@@ -12,19 +12,21 @@ from hypothesis import strategies as st
 
 from kg.core.text import clean, index_tokens, words
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
-_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
+_JOINER = re.compile(r"(?<![^\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f])")
 
 
 def general_clean(text: str, one_line: bool) -> str:
     text = unicodedata.normalize("NFC", text)
     if one_line:
-        return re.sub(r"\s+", " ", _CONTROL_ONE_LINE.sub(" ", text)).strip()
-    return _CONTROL.sub("", text).strip()
+        return _JOINER.sub("", re.sub(r"\s+", " ", _CONTROL_ONE_LINE.sub(" ", text))).strip()
+    return _JOINER.sub("", _CONTROL.sub("", text)).strip()
 
 
 ascii_text = st.text(alphabet=string.printable + "\x00\x07\x1f\x7f", max_size=80)
-any_text = st.one_of(ascii_text, st.text(max_size=40))
+joiner_text = st.text(alphabet="ab \u0645\u06cc\U0001f468\u200b\u200c\u200d\u200e", max_size=20)
+any_text = st.one_of(ascii_text, joiner_text, st.text(max_size=40))
 
 
 @given(any_text, st.booleans())
