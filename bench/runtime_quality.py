@@ -11,8 +11,10 @@ across the live hook and reflections, distinct pattern keys per recurring failur
    `> ` blocks with "failed to match!" / "did not conform". A finding matches the nearest unmatched gold failure
    within 10 lines (Codex reports one failure twice, in a poll's output and an `exec_command_end` event; kg
    keeps the first). "declined" counts what kg judged not a failure: the user declined or interrupted the
-   call. ../shared/data/transcripts/claude_code (never looked at while writing the rules) is
-   reported apart, as held-out data.
+   call. A gold failure that printed nothing but exit status 1 is counted apart ("exit 1, no output": mostly a
+   search that found nothing, which kg leaves out by rules/errors.toml [answers]). The live hook's payloads carry
+   the session id and transcript path Claude Code sends. ../shared/data/transcripts/claude_code (never looked at
+   while writing the rules) is reported apart, as held-out data.
 2. **Duplicates per failed call**: a fresh workspace per transcript; the live hook (Claude Code's
    PostToolUseFailure payload, built from the transcript's own calls) logs each failure of the first half,
    reflection runs on the first half, the transcript grows to its end (a resume), the live hook logs the rest,
@@ -133,15 +135,35 @@ def gold(runtime: str, path: Path) -> list[int]:
     return out
 
 
+def silent(runtime: str, path: Path) -> set[int]:
+    """Gold failures that printed nothing but an exit status of 1 (Codex's empty `Output:`, OpenClaw's bare
+    "Command exited with code 1"): mostly a search that found nothing, whose answer that is (rules/errors.toml
+    [answers] leaves out such a call when its command is a search); counted apart, not as misses."""
+    out = set()
+    for n in gold(runtime, path):
+        line = _lines(path)[n - 1]
+        p = _json(line).get("payload") or (_json(line).get("message") or {})
+        text = p.get("output") if runtime == "codex" else json.dumps(p.get("content"))
+        text = text if isinstance(text, str) else json.dumps(text)
+        if (runtime == "codex" and re.search(r"Process exited with code 1\b", text)
+                and re.search(r"Output:\s*$", text)) or \
+                (runtime == "openclaw" and re.fullmatch(r'\[\{"type": "text", "text": "Command exited with code 1"\}\]',
+                                                        text.strip())):
+            out.add(n)
+    return out
+
+
 def detection(rules) -> list[list[str]]:
     from kg.reflect.failures import failures
 
     rows = []
     for runtime, files in RUNTIME_FILES.items():
-        tp = found_n = gold_n = declined = 0
+        tp = found_n = gold_n = declined = quiet = 0
         files = transcripts(files)
         for path in files:
-            want = gold(runtime, path)
+            hush = silent(runtime, path)
+            want = [n for n in gold(runtime, path) if n not in hush]
+            quiet += len(hush)
             res = failures(_transcript(path), rules)
             declined += res.declined
             got = [int(f.position.split()[-1]) for f in res.found if f.position.split()[-1].isdigit()]
@@ -157,8 +179,8 @@ def detection(rules) -> list[list[str]]:
         p = tp / found_n if found_n else 1.0
         r = tp / gold_n if gold_n else 1.0
         f1 = 2 * p * r / (p + r) if p + r else 0.0
-        rows.append([runtime, str(len(files)), str(gold_n), str(found_n), str(tp), str(declined), f"{p:.2f}",
-                     f"{r:.2f}", f"{f1:.2f}"])
+        rows.append([runtime, str(len(files)), str(gold_n), str(quiet), str(found_n), str(tp), str(declined),
+                     f"{p:.2f}", f"{r:.2f}", f"{f1:.2f}"])
     return rows
 
 
@@ -179,7 +201,8 @@ def claude_payloads(path: Path) -> list[tuple[int, dict]]:
                     text = "Exit code 1\n" + text
                 out.append((n, {"hook_event_name": "PostToolUseFailure", "tool_name": use["name"],
                                 "tool_input": use["input"], "tool_use_id": use["id"], "error": text,
-                                "is_interrupt": False}))
+                                "is_interrupt": False, "session_id": rec.get("sessionId") or path.stem,
+                                "transcript_path": str(path)}))
     return out
 
 
@@ -356,7 +379,8 @@ def main() -> None:
 
     rules = load_rules(packaged("errors"))
     print(table("Error detection per failed tool call (strict: one finding per call)",
-                ["runtime", "files", "gold", "found", "matched", "declined", "P", "R", "F1"], detection(rules)))
+                ["runtime", "files", "gold", "exit 1, no output", "found", "matched", "declined", "P", "R",
+                 "F1"], detection(rules)))
     print(table("Duplicates per failed call: live hook + reflection + reflection after resume + again",
                 ["runtime", "failures", "live-logged", "error events", "dup/failure"], duplicates(rules)))
     print(table("Distinct pattern keys per recurring failure (target 1)", ["failure", "occurrences", "keys"],
