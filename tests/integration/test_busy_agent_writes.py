@@ -8,6 +8,7 @@ barrier of pipes (each process blocks on its stdin until all are started), no sl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -55,18 +56,25 @@ def test_sixteen_parallel_pref_sets_all_succeed_and_all_are_kept(ws):
     assert not (ws.root / "memory" / ".kg" / "preferences.pending.jsonl").exists()
 
 
-@pytest.mark.embedded_only("holds the embedded graph's file lock from another process")
-def test_a_pref_set_while_another_process_holds_the_graph_is_saved_and_its_history_follows(ws):
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(ws.root)], stdin=subprocess.PIPE,
+
+@contextlib.contextmanager
+def _held(root):
+    """Another process holding the embedded graph's file lock until the block ends."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(root)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True, env=_env())
     try:
         assert holder.stdout.readline() == "held\n"
-        first = _kg(ws.root, "pref", "set", "answer_style", "concise", KG_LOCK_TIMEOUT="0.5")
-        unset = _kg(ws.root, "pref", "unset", "answer_style", KG_LOCK_TIMEOUT="0.5")
-        again = _kg(ws.root, "pref", "set", "tone", "plain", "--json", KG_LOCK_TIMEOUT="0.5")
+        yield
     finally:
         holder.stdin.close()
         holder.wait(timeout=300)
+
+@pytest.mark.embedded_only("holds the embedded graph's file lock from another process")
+def test_a_pref_set_while_another_process_holds_the_graph_is_saved_and_its_history_follows(ws):
+    with _held(ws.root):
+        first = _kg(ws.root, "pref", "set", "answer_style", "concise", KG_LOCK_TIMEOUT="0.5")
+        unset = _kg(ws.root, "pref", "unset", "answer_style", KG_LOCK_TIMEOUT="0.5")
+        again = _kg(ws.root, "pref", "set", "tone", "plain", "--json", KG_LOCK_TIMEOUT="0.5")
     assert (first.returncode, first.stdout) == (0, "📌 answer_style = concise\n"), first.stderr
     assert first.stderr == ("The graph is busy: the preference is saved in memory/preferences.json; its history row "
                             "waits in memory/.kg/preferences.pending.jsonl for the next `kg pref` command\n")
@@ -93,15 +101,9 @@ def test_a_pref_set_while_another_process_holds_the_graph_is_saved_and_its_histo
 def test_a_session_start_while_another_process_holds_the_graph_is_journaled(ws):
     """`kg session start` exited 1 on a held graph (as pref set did) while the session-start hook journals the
     start: it now does the same, the session current at once, the next command that reaches the graph makes it."""
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(ws.root)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env=_env())
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with _held(ws.root):
         started = _kg(ws.root, "session", "start", KG_LOCK_TIMEOUT="0.5")
         logged = _kg(ws.root, "log", "learning", "logged while the graph was held", "--json", KG_LOCK_TIMEOUT="0.5")
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=300)
     assert (started.returncode, started.stdout) == (0, "🟢 Session 2026-07-01-001 started\n"), started.stderr
     assert started.stderr == ("The graph is busy: the session start is journaled (it is the current session now) and "
                               "the next kg command that reaches the graph makes it\n")
