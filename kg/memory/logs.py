@@ -60,17 +60,20 @@ def copy_or_note(skipped: list[str], write: Any, *args: Any, **kwargs: Any) -> A
         return None
 
 
-def append_text(path: Path, text: str, *, header: str = "") -> None:
-    """Append with O_APPEND, so concurrent writers never interleave inside one write. An append follows a
-    symlink as a replace does, so it passes the same check (`check_target`)."""
+def append_text(path: Path, text: str, *, header: str = "", sync: bool = False, mode: int = 0o644) -> None:
+    """Append with O_APPEND, so concurrent writers never interleave inside one write (`sync`: fsync'd before it
+    returns, for what is acknowledged on it). An append follows a symlink as a replace does, so it passes the same
+    check (`check_target`)."""
     check_target(path)  # before its folder is made: a linked folder on the way may lead out
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, mode)
     try:
         data = text
         if header and os.fstat(fd).st_size == 0:
             data = header + text
         os.write(fd, data.encode("utf-8"))
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -275,18 +275,11 @@ DRAINING = "preferences.draining.jsonl"
 
 def _pend(ws: Any, key: str, value: str | None, previous: str | None, action: str, at: datetime, source: str,
           session: str | None) -> None:
-    import os
+    from kg.memory.logs import append_text
 
     row = {"id": allocate(ws, "PREF", at), "key": key, "value": value, "previous": previous, "action": action,
            "at": at.isoformat(), "source": source, "session": session}
-    path = Path(ws.kg_dir) / PENDING
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_text(Path(ws.kg_dir) / PENDING, json.dumps(row, ensure_ascii=False) + "\n", sync=True, mode=0o600)
 
 
 def _sync(ws: Any, st: Any, at: datetime | None) -> tuple[dict[str, Any], bytes | None]:
