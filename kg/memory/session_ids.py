@@ -9,6 +9,10 @@
   started on it and that session's transcript. OpenClaw ends a session by its daily reset or idle expiry with no
   event: the next session of the same conversation starting is the only sign, so that start ends the one before
   (`follow`).
+- `left`: per conversation, the runtime sessions it moved on from (the newest `KEEP_LEFT`). OpenClaw's handler
+  refreshes a session's brief in a kg it does not wait for, and the next session's first bootstrap asks for its own
+  at once: when the refresh reaches kg last, its start names a session the conversation has left, and taking it for
+  the conversation's next one ended the session that runs now and started a third (`left_behind`).
 - `numbers`: the highest `YYYY-MM-DD-NNN` number given out per day. A session start that finds the graph held by
   another process (the previous session end's reflection) is journaled like a log, with its id decided as it
   answers (`kg.memory.sessions.start_journaled`); it cannot ask the graph which numbers exist, so every start
@@ -29,6 +33,7 @@ from kg.core.files import write_atomic
 FILE = "sessions.json"
 KEEP_RUNTIME = 256  # runtime sessions remembered (the oldest go first)
 KEEP_DAYS = 14  # days whose numbers are remembered
+KEEP_LEFT = 8  # runtime sessions a conversation moved on from, remembered per conversation
 # A session id is kept as its digest when it may be a secret (a key, a password, pasted by mistake or given out
 # by a runtime); the same id digests to the same key, so the session it named is found again, and no secret
 # reaches the graph, the files or sessions.json. Every form an older kg stored is kept, so that an upgrade finds
@@ -104,24 +109,27 @@ def load(ws: Any) -> dict[str, Any]:
     try:
         data = json.loads((ws.kg_dir / FILE).read_bytes())
     except (OSError, ValueError):
-        return {"runtime": {}, "numbers": {}, "threads": {}}
+        return {"runtime": {}, "numbers": {}, "threads": {}, "left": {}}
     if not isinstance(data, dict):
         data = {}
     runtime = data.get("runtime") if isinstance(data.get("runtime"), dict) else {}
     numbers = data.get("numbers") if isinstance(data.get("numbers"), dict) else {}
     threads = data.get("threads") if isinstance(data.get("threads"), dict) else {}
+    left = data.get("left") if isinstance(data.get("left"), dict) else {}
     return {"runtime": {k: v for k, v in runtime.items() if isinstance(v, str)},
             "numbers": {k: v for k, v in numbers.items() if isinstance(v, int) and not isinstance(v, bool)},
             "threads": {k: v for k, v in threads.items()
-                        if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)}}
+                        if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)},
+            "left": {k: v for k, v in left.items() if isinstance(v, list) and all(isinstance(x, str) for x in v)}}
 
 
 def save(ws: Any, data: dict[str, Any]) -> None:
     runtime = dict(list(data["runtime"].items())[-KEEP_RUNTIME:])
     numbers = dict(sorted(data["numbers"].items())[-KEEP_DAYS:])
     threads = dict(list(data.get("threads", {}).items())[-KEEP_RUNTIME:])
-    write_atomic(ws.kg_dir / FILE, json.dumps({"runtime": runtime, "numbers": numbers, "threads": threads},
-                                              sort_keys=True).encode())
+    left = {k: v[-KEEP_LEFT:] for k, v in list(data.get("left", {}).items())[-KEEP_RUNTIME:]}
+    write_atomic(ws.kg_dir / FILE, json.dumps({"runtime": runtime, "numbers": numbers, "threads": threads,
+                                               "left": left}, sort_keys=True).encode())
 
 
 def tied(ws: Any, key: str | None) -> str | None:
@@ -169,10 +177,21 @@ def follow(ws: Any, thread: str, key: str, transcript: str | None) -> tuple[str 
     if before != now:
         data["threads"].pop(thread, None)
         data["threads"][thread] = now
+        if before and before[0] != key:
+            moved = [k for k in data["left"].pop(thread, []) if k != before[0]]
+            data["left"][thread] = moved + [before[0]]
         save(ws, data)
     if not before or before[0] == key:
         return None, None
     return data["runtime"].get(before[0]), before[1] or None
+
+
+def left_behind(ws: Any, thread: str, key: str) -> bool:
+    """Whether conversation `thread` has moved on from runtime session `key` (a later one started on it): a start
+    naming `key` now is a late one, and neither ends the session that runs now nor starts another."""
+    data = load(ws)
+    latest = data["threads"].get(thread)
+    return bool(latest) and latest[0] != key and key in data["left"].get(thread, [])
 
 
 def highest(ws: Any, day: str) -> int:

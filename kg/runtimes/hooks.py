@@ -96,7 +96,8 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
     the session of the runtime session that came before `key` on the same conversation (`thread`: its key and
     this session's transcript), which the runtime ended without saying so (`end_earlier`). A session whose end
     is recorded (`kg.memory.session_ends`) is never gone on with: an end that died before it untied the session
-    left it tied and current, and the sweep is to end it."""
+    left it tied and current, and the sweep is to end it. A late start of a runtime session its conversation has
+    moved on from (`session_ids.left_behind`) ends and starts nothing: it goes on with the current session."""
     from kg.memory import session_ends, session_ids, sessions
 
     def live(sid: str | None) -> str | None:
@@ -107,11 +108,14 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
         rows = st.run("memory_session_get", id=sid)
         return sid if rows and rows[0]["ended_at"] is None else None
 
-    if thread is not None and key:
+    late = thread is not None and key is not None and session_ids.left_behind(ws, thread[0], key)
+    if thread is not None and key and not late:
         end_earlier(ws, thread[0], key, thread[1], at)
     if st is not None:
         finish_left(ws, hand_off)  # an earlier session whose handed-over end died: ended once, not in this start
     current = ws.current_session()
+    if late:  # its conversation has moved on (`session_ids.left_behind`): the session that runs now, untouched
+        return live(current), False
     going_on = session_ids.which(live(current), session_ids.key_of(ws, current), key,
                                  live(session_ids.tied(ws, key)))
     if going_on:

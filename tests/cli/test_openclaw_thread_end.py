@@ -71,3 +71,25 @@ def test_another_conversation_or_an_end_already_made_ends_nothing(ws, run_kg, sh
     assert third not in (first, group) and _ended(ws, group) is None and len(_errors(run_kg)) == 2
     threads = json.loads((ws.root / "memory" / ".kg" / "sessions.json").read_text())["threads"]
     assert threads[f"openclaw:{KEY}"][0] == "openclaw:0a1b2c3d-0000-4000-8000-000000000001"
+
+
+def test_a_late_start_of_the_session_before_ends_nothing(ws, run_kg, shared_data, tmp_path):
+    """The handler refreshes a session's brief in a detached `kg` it does not wait for; the next session's first
+    bootstrap asks for its brief at once. When that refresh reaches the graph last, it named a runtime session the
+    conversation had already left: it ended the new session and started a third (ci of 6f18be8a, the gateway
+    driven by node: '2026-07-01-003' current where '-002' was the brief's)."""
+    first = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-27T08:59")
+    second = _start(run_kg, B, KEY, _copy(shared_data, tmp_path, B), "2026-02-27T09:00")
+    late = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-27T09:00")
+    assert late == second and ws.current_session() == second  # goes on with the session that runs now
+    assert _ended(ws, second) is None and _ended(ws, first) is not None
+    with ws.reading() as st:
+        assert st.run("count_sessions")[0]["n"] == 2
+    threads = json.loads((ws.root / "memory" / ".kg" / "sessions.json").read_text())["threads"]
+    assert threads[f"openclaw:{KEY}"][0] == f"openclaw:{B}"  # the conversation is still on B
+    # B's next run goes on with its own session, and A's end, should it come, ends nothing more
+    assert _start(run_kg, B, KEY, _copy(shared_data, tmp_path, B), "2026-02-27T09:05") == second
+    end = run_kg(["hook", "session-end", "--runtime", "openclaw", "--runtime-session", A, "--transcript",
+                  _copy(shared_data, tmp_path, A), "--now", "2026-02-27T09:10"])
+    assert end.exit_code == 0, end.stderr
+    assert _ended(ws, second) is None and ws.current_session() == second
