@@ -46,7 +46,8 @@ def _contradictions(lc: Any) -> tuple[dict[tuple[str, str], str], list[dict[str,
     ids = sorted(texts)
     if len(ids) < 2:
         return None
-    pairs = {(r["a"], r["b"]): r["reason"] for r in lc.st.run("lc_contradictions", ids=ids)}
+    pairs = {(r["a"], r["b"]): r["reason"] for r in lc.st.run("lc_contradictions", ids=ids)
+             if r["a"] < r["b"] and r["b"] in texts}
     added = []
     pool = ids[: c.max_detect]
     for a, b, reason in conflicts.find_all([(i, texts[i] or "") for i in pool], lc.lp):

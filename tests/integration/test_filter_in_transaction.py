@@ -4,7 +4,9 @@ Kùzu 0.11.3 reads wrong rows when a statement filters a table by `x IN list` (a
 `list_contains`) pushed into the table's scan while the open transaction has made rows of that table: joined to
 an edge, the new row comes back with another row's node and its text cut to that row's length (or bytes no UTF-8
 decoder takes), and one row comes twice; alone, a row remade in the transaction (deleted and made again, as
-kg/store/remake.py does) is lost and another comes twice. `kg cycle` promoted a rule and read the live changes so
+kg/store/remake.py does) is lost and another comes twice (QA6 saw a lone scan lose a new row too: no kg read
+runs such a scan after a write in its transaction). Rule nodes joined by `contradicts` and filtered at both ends
+by a list: a pair twice once a node was made (the last tests). `kg cycle` promoted a rule and read the live changes so
 (`lc_live_changes`) in the transaction that made it, and wrote MEMORY.md from that read: the new line cut short
 or another rule's twice. The same filter behind `WITH` after a join (not pushed into the scan; a lone scan still
 takes it), the list UNWOUND and matched by equality, an equality or an OR of equalities, no filter, an autocommitted
@@ -156,4 +158,61 @@ def test_the_safe_shapes_read_every_row_made_or_remade_in_the_transaction(tmp_pa
 def test_a_committed_write_reads_right_through_the_pushed_filter(tmp_path, how, remade):
     got, right = _read_in_transaction(tmp_path / "g.kuzu", 5, WRONG["join, IN a parameter"], remade=remade,
                                       **{how: True})
+    assert got == right
+
+
+# Rules joined by `contradicts` (kg/lifecycle/settling.py reads them in the cycle's transaction, after `promote`
+# made a rule node there): the pair filter `a.id IN $ids AND b.id IN $ids` returned a pair twice (QA6); each rule
+# by primary key (rules/queries/lifecycle.cypher, lc_contradictions) reads each pair once.
+PAIRS_WRONG = ("MATCH (a:Node)-[r:contradicts]-(b:Node) WHERE a.id IN $ids AND b.id IN $ids AND a.id < b.id "
+               "RETURN a.id, b.id, r.reason")
+PAIRS_KG = "UNWIND $ids AS i MATCH (a:Node {id: i})-[r:contradicts]-(b:Node) RETURN a.id, b.id, r.reason"
+
+
+def _pairs_in_transaction(path: Path, old: int, query: str, *, edge: bool) -> tuple[list[tuple], list[tuple]]:
+    db = kuzu.Database(str(path))
+    conn = kuzu.Connection(db)
+    try:
+        conn.execute("CREATE NODE TABLE Node(id STRING PRIMARY KEY, kind STRING, text STRING)")
+        conn.execute("CREATE REL TABLE contradicts(FROM Node TO Node, reason STRING)")
+        pair = "MATCH (a:Node {id: $a}), (b:Node {id: $b}) CREATE (a)-[:contradicts {reason: $r}]->(b)"
+        for i in range(1, old + 1):
+            conn.execute("CREATE (:Node {id: $id, kind: 'principle', text: $t})", {"id": f"n{i:03}", "t": _text(i)})
+        want = []
+        for i in range(1, old, 2):
+            conn.execute(pair, {"a": f"n{i:03}", "b": f"n{i + 1:03}", "r": "r" * i})
+            want.append((f"n{i:03}", f"n{i + 1:03}", "r" * i))
+        conn.execute("BEGIN TRANSACTION")
+        new = f"n{old + 1:03}"
+        conn.execute("CREATE (:Node {id: $id, kind: 'principle', text: 'promoted'})", {"id": new})
+        if edge:
+            conn.execute(pair, {"a": new, "b": "n001", "r": "new"})
+            want.append(("n001", new, "new"))
+        ids = [f"n{i:03}" for i in range(1, old + 2)]
+        result = conn.execute(query, {"ids": ids})
+        rows = []
+        while result.has_next():
+            try:
+                rows.append(tuple(result.get_next()))
+            except UnicodeDecodeError:
+                rows.append(("undecodable",))
+        conn.execute("COMMIT")
+        if query == PAIRS_KG:  # what settling.py keeps: within the ids, from the lower id's side
+            rows = [r for r in rows if r[0] < r[1] and r[1] in ids]
+        return sorted(rows), sorted(want)
+    finally:
+        conn.close()
+        db.close()
+
+
+def test_kuzu_reads_a_pair_twice_once_a_rule_node_is_made_in_the_transaction(tmp_path):
+    """The probe for lc_contradictions' old shape: when kuzu reads these right, this fails."""
+    reads = [_pairs_in_transaction(tmp_path / f"w{old}.kuzu", old, PAIRS_WRONG, edge=False) for old in (2, 4, 5, 8)]
+    assert any(got != right for got, right in reads)
+
+
+@pytest.mark.parametrize("edge", [False, True])
+@pytest.mark.parametrize("old", [2, 3, 4, 5, 8, 40])
+def test_the_rules_pairs_by_primary_key_read_right_in_the_transaction(tmp_path, old, edge):
+    got, right = _pairs_in_transaction(tmp_path / "g.kuzu", old, PAIRS_KG, edge=edge)
     assert got == right
