@@ -33,12 +33,14 @@ _SPACES = re.compile(r"\s+")
 _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
 
-_INVISIBLE = re.compile(r"[\u200b\u200e\u200f\u202a-\u202e\u2060\ufeff]")
+# Zero-width space, bidi marks (LRM, RLM, the Arabic letter mark), embeddings and overrides (U+202A-202E), isolates
+# (U+2066-2069), the word joiner and invisible operators (U+2060-2064), the Mongolian vowel separator, a BOM.
+_INVISIBLE = re.compile(r"[\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def visible(text: str) -> str:
     """`text` without the characters that show nothing and join nothing (zero-width space, word joiner, bidi
-    marks and overrides, a byte order mark; a joiner beside ASCII, as `clean` drops it): what redaction reads,
+    marks, overrides and isolates, a byte order mark; a joiner beside ASCII, as `clean` drops it): what redaction reads,
     so that `ghp_…\u200b…` hides no token from it and is stored whole after `clean`. Pure."""
     if text.isascii():
         return text

@@ -163,7 +163,8 @@ def test_a_promoted_rule_keeps_its_code_fences_whole(ws, run_kg):
     assert kept in (ws.root / p["target"]).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("hidden", ["\u200b", "\u200d", "\u2060", "\u202e"])
+@pytest.mark.parametrize("hidden", ["\u200b", "\u200d", "\u2060", "\u202e", "\u2066", "\u2069", "\u061c",
+                                    "\u2063"])
 def test_a_secret_with_an_invisible_character_inside_is_still_redacted(ws, run_kg, hidden):
     """Redaction read the raw text and `clean` dropped a zero-width space after it: `ghp_…\\u200b…` in --details
     was stored as the whole token, unredacted (in the summary it was split in two, half of it kept)."""
