@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
     def _history_note(data: dict) -> None:
         if data.get("history_pending"):  # saved and acknowledged, as a journaled `kg log` is
             note("The graph is busy: the preference is saved in memory/preferences.json; its history row waits in "
-                 "memory/.kg/preferences.pending.jsonl for the next `kg pref` command")
+                 "memory/.kg/preferences.pending.jsonl for the next `kg pref` command or `kg cycle`")
 
     @pref_app.command("set")
     def pref_set(

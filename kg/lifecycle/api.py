@@ -37,6 +37,10 @@ def cycle(ws: Any, now: Now = None, dry_run: bool = False, *, force: bool = Fals
     with holding(ws) as st:
         lc = Lifecycle(ws, st, at, dry_run=dry_run)
         lc.report.journal_applied = drained(ws, before)
+        if not dry_run:
+            from kg.memory.preferences import record_waiting
+
+            record_waiting(ws, st)
         report = lc.run_all(force=force)
         _how_out(lc, report.withdrawn)
         if not dry_run:

@@ -309,6 +309,16 @@ def _sync(ws: Any, st: Any, at: datetime | None) -> tuple[dict[str, Any], bytes 
     return prefs, base
 
 
+def record_waiting(ws: Any, st: Any) -> bool:
+    """The history rows a busy graph could not take, recorded now by a process that holds it (`kg cycle`: before,
+    only the next preference command did, and a workspace whose agents stopped setting preferences kept them waiting
+    and out of `kg pref history`'s graph for good). Whether there were any."""
+    if not ((Path(ws.kg_dir) / PENDING).exists() or (Path(ws.kg_dir) / DRAINING).exists()):
+        return False
+    _sync(ws, st, None)
+    return True
+
+
 def _take(path: Path, draining: Path) -> None:
     """PENDING's rows moved to DRAINING; after the rows a crash left there, when it did (each on its own line)."""
     if not draining.exists():

@@ -69,6 +69,7 @@ def _held(root):
         holder.stdin.close()
         holder.wait(timeout=300)
 
+
 @pytest.mark.embedded_only("holds the embedded graph's file lock from another process")
 def test_a_pref_set_while_another_process_holds_the_graph_is_saved_and_its_history_follows(ws):
     with _held(ws.root):
@@ -76,8 +77,9 @@ def test_a_pref_set_while_another_process_holds_the_graph_is_saved_and_its_histo
         unset = _kg(ws.root, "pref", "unset", "answer_style", KG_LOCK_TIMEOUT="0.5")
         again = _kg(ws.root, "pref", "set", "tone", "plain", "--json", KG_LOCK_TIMEOUT="0.5")
     assert (first.returncode, first.stdout) == (0, "📌 answer_style = concise\n"), first.stderr
-    assert first.stderr == ("The graph is busy: the preference is saved in memory/preferences.json; its history row "
-                            "waits in memory/.kg/preferences.pending.jsonl for the next `kg pref` command\n")
+    assert first.stderr == ("The graph is busy: the preference is saved in memory/preferences.json; its history "
+                            "row waits in memory/.kg/preferences.pending.jsonl for the next `kg pref` command or "
+                            "`kg cycle`\n")
     assert unset.returncode == 0 and unset.stderr == first.stderr, unset.stderr
     assert again.returncode == 0 and json.loads(again.stdout)["history_pending"] is True
     assert json.loads((ws.root / "memory" / "preferences.json").read_text(encoding="utf-8")) == {"tone": "plain"}
@@ -95,6 +97,24 @@ def test_a_pref_set_while_another_process_holds_the_graph_is_saved_and_its_histo
     rows = json.loads(_kg(ws.root, "pref", "history", "--json").stdout)
     assert [(r["key"], r["action"]) for r in rows] == [("answer_style", "set"), ("answer_style", "unset"),
                                                         ("tone", "set"), ("tone", "set")]
+
+
+@pytest.mark.embedded_only("holds the embedded graph's file lock from another process")
+def test_the_periodic_cycle_records_the_waiting_history_rows(ws):
+    """Only a `kg pref` command recorded them: agents that set no preference again left them out of the history for
+    good. The cycle records them (a dry run does not)."""
+    with _held(ws.root):
+        assert _kg(ws.root, "pref", "set", "tone", "plain", KG_LOCK_TIMEOUT="0.5").returncode == 0
+    pending = ws.root / "memory" / ".kg" / "preferences.pending.jsonl"
+    assert pending.exists()
+    dry = _kg(ws.root, "cycle", "--dry-run")
+    assert dry.returncode == 0 and pending.exists(), dry.stderr
+    done = _kg(ws.root, "cycle")
+    assert done.returncode == 0 and not pending.exists(), done.stderr
+    assert not (pending.parent / "preferences.draining.jsonl").exists()
+    with ws.reading() as st:
+        rows = st.run("memory_pref_history", key="")
+    assert [(r["key"], r["action"], r["value"]) for r in rows] == [("tone", "set", json.dumps("plain"))]
 
 
 @pytest.mark.embedded_only("holds the embedded graph's file lock from another process")
