@@ -8,7 +8,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
-from kg.lifecycle import settling
+from kg.lifecycle import settling, verifying
 from kg.lifecycle.cycle import Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
 from kg.store.schema import meta_key
@@ -50,6 +50,8 @@ def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) ->
             settling.outside(lc)  # (the other contradictions added since the last cycle, before the export)
             st.run("lc_decision_override", key=meta_key("Decision", decision_id), winner=pick,
                    reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
+        with lc.tx():  # (committed apart: the decision is read back) the new loser paused, the winner resumed now
+            verifying.pause_set_aside(lc)
         plans = lc.export()
     return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,
             "files": [p.as_dict() for p in plans if p.action != "none"]}

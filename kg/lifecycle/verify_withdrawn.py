@@ -178,6 +178,16 @@ def paused_since(evidence: Iterable[str] | None, where: Any = ANY) -> datetime |
     return min(starts, default=None)
 
 
+def paused_aside(evidence: Iterable[str] | None, where: Any) -> bool:
+    """Whether the current pause (of `where`'s file) is one kg made itself, setting the rule aside for a conflict."""
+    word, where = None, _as_tagged(where)
+    for line in evidence or ():
+        m = _MARK.match(line)
+        if m and m.group(3) == where:
+            word = m.group(2) if m.group(2) in OUT else None
+    return word == ASIDE
+
+
 def out_by_hand(evidence: Iterable[str] | None) -> bool:
     """Whether the rule is out of its file now because a person took it out (withdrawn or edited by hand), not
     because a conflict set it aside. On a team graph the lines name the members whose files it is out of, not the

@@ -383,25 +383,41 @@ def set_aside(lc: Any) -> set[str]:
 
 def pause_set_aside(lc: Any) -> None:
     """Pause, in the cycle that decided a conflict, the live changes it sets aside (`set_aside`): else the next
-    cycle at the same --now paused them, and a second cycle at one time was no longer a no-op."""
-    if not lc.report.conflicts:
+    cycle at the same --now paused them, and a second cycle at one time was no longer a no-op. And resume, in the
+    cycle whose export writes it back, a change kg had set aside and no longer does (its file usable): its pause
+    stayed open until the next cycle, and the days it was back in its file counted as days out (45 in
+    tests/cli/test_cycle_determinism.py's history, its first check moved on by all of them)."""
+    if not lc.report.conflicts and not getattr(lc, "aside_open", True):
         return
     aside = set_aside(lc)
     from kg.lifecycle.settling import note_aside
 
     note_aside(lc, aside)
     here = here_of(lc)
-    writes = []
-    for c in lc.st.run("lc_live_effects", statuses=list(LIVE)) if aside else []:
+    writes, due = [], []
+    for c in lc.st.run("lc_live_effects", statuses=list(LIVE)):
         evidence = list(c["evidence"] or [])
-        if c["id"] not in aside or withdrawn.paused_since(evidence, here) is not None:
-            continue
-        evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], False, where=here, aside=True))
-        writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
-        lc.report.withdrawn.append({"change": c["id"], "target": c["target"], "text": c["text"],
-                                    "action": "paused", "since": lc.now, "how": "aside"})
+        since = withdrawn.paused_since(evidence, here)
+        view = {"change": c["id"], "target": c["target"], "text": c["text"]}
+        if c["id"] in aside and since is None:
+            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], False, where=here, aside=True))
+            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
+            lc.report.withdrawn.append({**view, "action": "paused", "since": lc.now, "how": "aside"})
+        elif (c["id"] not in aside and since is not None and withdrawn.paused_aside(evidence, here)
+              and not lc.problem(c["target"])):
+            before = withdrawn.closed_total(evidence)
+            evidence.append(withdrawn.resumed_line(lc.now, since, c["target"], here))
+            gap = max(withdrawn.closed_total(evidence) - before, timedelta(0))
+            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
+            if c["due_since"] is not None:
+                due.append({"id": c["id"], "due_since": c["due_since"] + gap})
+            lc.report.withdrawn = [w for w in lc.report.withdrawn if w.get("change") != c["id"]]
+            lc.report.withdrawn.append({**view, "action": "resumed", "since": since, "how": "let back",
+                                        "next_check": c["next_check"] + gap})
     if writes:
         lc.st.run("lc_change_pause", rows=writes)
+    if due:
+        lc.st.run("lc_change_due_set", rows=due)
 
 
 def effects(lc: Any, rows: list[dict[str, Any]], aside: set[str] | None = None) -> dict[str, bool | None]:
@@ -499,6 +515,9 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
         if untold is not None and not any(w["id"] == c["id"] for w in writes):
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
         out[c["id"]] = withdrawn.pauses(evidence, lc.now)
+    # what kg itself keeps out, for `pause_set_aside` to resume once it lets it back
+    lc.aside_open = any(withdrawn.paused_aside(w["evidence"], here) for w in writes) or any(
+        withdrawn.paused_aside(c["evidence"], here) for c in rows if c["id"] not in {w["id"] for w in writes})
     lc.report.withdrawn += unwritten(lc, rows, on)
     if writes:
         lc.st.run("lc_change_pause", rows=writes)

@@ -105,12 +105,11 @@ def test_why_tells_a_rule_a_conflict_set_aside_as_it_is(run_kg, ws):
     # 'never' recurs: it wins (100 vs 99); six weeks on both are 70, a tie kg keeps 'never' in (the incumbent)
     _log(run_kg, "b.nopnpm", NEVER, 5, "s5")
     assert run_kg("cycle --now 2026-09-06T08:00").exit_code == 0
-    # that cycle wrote 'never' back into MEMORY.md, in kg's words: its pause ends at the next cycle, no hand edit
+    # that cycle wrote 'never' back into MEMORY.md, in kg's words, and ended its pause (before: the next cycle did)
     assert f"- {NEVER}" in (ws.root / "MEMORY.md").read_text().splitlines()
     story = run_kg(["why", f"- {NEVER}", "--json", "--now", "2026-09-06T09:00"]).json["explanation"]
-    assert "verification paused since 2026-09-05; the rule is back in MEMORY.md as kg wrote it, and the next kg " \
-           "cycle resumes it" in story, story
-    assert not any("edited by hand" in x or "next check 2026" in x for x in story), story
+    assert not any("paused" in x or "edited by hand" in x for x in story), story
+    assert any("back in effect: the rule is in MEMORY.md again after 1.0 days" in x for x in story), story
     r = run_kg("cycle --now 2026-10-20T08:00")
     assert r.exit_code == 0, r.stderr
     (d,) = run_kg("conflicts --json").json
