@@ -13,6 +13,9 @@
   refreshes a session's brief in a kg it does not wait for, and the next session's first bootstrap asks for its own
   at once: when the refresh reaches kg last, its start names a session the conversation has left, and taking it for
   the conversation's next one ended the session that runs now and started a third (`left_behind`).
+- `ended`: the runtime sessions whose kg session was handed to its end (untied), the newest `KEEP_RUNTIME`. A
+  conversation's session does not come back after its end (OpenClaw gives the next message a new sessionId): a
+  late refresh of one started a session nobody used, and the next start ended it with an empty summary.
 - `numbers`: the highest `YYYY-MM-DD-NNN` number given out per day. A session start that finds the graph held by
   another process (the previous session end's reflection) is journaled like a log, with its id decided as it
   answers (`kg.memory.sessions.start_journaled`); it cannot ask the graph which numbers exist, so every start
@@ -109,7 +112,7 @@ def load(ws: Any) -> dict[str, Any]:
     try:
         data = json.loads((ws.kg_dir / FILE).read_bytes())
     except (OSError, ValueError):
-        return {"runtime": {}, "numbers": {}, "threads": {}, "left": {}}
+        return {"runtime": {}, "numbers": {}, "threads": {}, "left": {}, "ended": []}
     if not isinstance(data, dict):
         data = {}
     runtime = data.get("runtime") if isinstance(data.get("runtime"), dict) else {}
@@ -120,7 +123,9 @@ def load(ws: Any) -> dict[str, Any]:
             "numbers": {k: v for k, v in numbers.items() if isinstance(v, int) and not isinstance(v, bool)},
             "threads": {k: v for k, v in threads.items()
                         if isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)},
-            "left": {k: v for k, v in left.items() if isinstance(v, list) and all(isinstance(x, str) for x in v)}}
+            "left": {k: v for k, v in left.items() if isinstance(v, list) and all(isinstance(x, str) for x in v)},
+            "ended": [k for k in data.get("ended") or [] if isinstance(k, str)] if isinstance(data.get("ended"), list)
+            else []}
 
 
 def save(ws: Any, data: dict[str, Any]) -> None:
@@ -128,8 +133,9 @@ def save(ws: Any, data: dict[str, Any]) -> None:
     numbers = dict(sorted(data["numbers"].items())[-KEEP_DAYS:])
     threads = dict(list(data.get("threads", {}).items())[-KEEP_RUNTIME:])
     left = {k: v[-KEEP_LEFT:] for k, v in list(data.get("left", {}).items())[-KEEP_RUNTIME:]}
+    ended = list(dict.fromkeys(data.get("ended", [])))[-KEEP_RUNTIME:]
     write_atomic(ws.kg_dir / FILE, json.dumps({"runtime": runtime, "numbers": numbers, "threads": threads,
-                                               "left": left}, sort_keys=True).encode())
+                                               "left": left, "ended": ended}, sort_keys=True).encode())
 
 
 def tied(ws: Any, key: str | None) -> str | None:
@@ -162,19 +168,23 @@ def untie(ws: Any, sid: str) -> None:
     data = load(ws)
     kept = {k: v for k, v in data["runtime"].items() if v != sid}
     if len(kept) != len(data["runtime"]):
+        gone = [k for k in data["runtime"] if k not in kept]
         data["runtime"] = kept
+        data["ended"] = [k for k in data["ended"] if k not in gone] + gone
         save(ws, data)
 
 
-def follow(ws: Any, thread: str, key: str, transcript: str | None) -> tuple[str | None, str | None]:
+def follow(ws: Any, thread: str, key: str, transcript: str | None, *, noted: bool = True
+           ) -> tuple[str | None, str | None]:
     """Runtime session `key` (its transcript `transcript`) is starting on conversation `thread`: noted as the
-    thread's latest. The kg session still tied to the runtime session that was the thread's latest before, and its
-    transcript, when that was another runtime session: OpenClaw started a new session of the conversation (a
-    daily reset, an idle expiry) without ending that one, so the caller ends it. (None, None) otherwise."""
+    thread's latest (unless not `noted`: the caller ends the one before first). The kg session still tied to the
+    runtime session that was the thread's latest before, and its transcript, when that was another runtime session:
+    OpenClaw started a new session of the conversation (a daily reset, an idle expiry) without ending that one, so
+    the caller ends it. (None, None) otherwise."""
     data = load(ws)
     before = data["threads"].get(thread)
     now = [key, transcript or ""]
-    if before != now:
+    if before != now and noted:
         data["threads"].pop(thread, None)
         data["threads"][thread] = now
         if before and before[0] != key:
@@ -187,11 +197,25 @@ def follow(ws: Any, thread: str, key: str, transcript: str | None) -> tuple[str 
 
 
 def left_behind(ws: Any, thread: str, key: str) -> bool:
-    """Whether conversation `thread` has moved on from runtime session `key` (a later one started on it): a start
-    naming `key` now is a late one, and neither ends the session that runs now nor starts another."""
+    """Whether runtime session `key` of conversation `thread` is over: the conversation moved on from it (a later
+    one started on it), or its kg session was handed to its end (`ended`). A start naming it now is a late one (the
+    handler's refresh of its brief, reaching kg after the next session's start or its own end), and neither ends
+    the session that runs now nor starts another. Asked for a conversation's sessions only: Claude Code resumes a
+    session after its end (`--resume`), and that start opens a new kg session."""
     data = load(ws)
     latest = data["threads"].get(thread)
-    return bool(latest) and latest[0] != key and key in data["left"].get(thread, [])
+    if key in data["runtime"]:
+        return False
+    return (bool(latest) and latest[0] != key and key in data["left"].get(thread, [])) or key in data["ended"]
+
+
+def was_ended(ws: Any, key: str | None) -> bool:
+    """Whether runtime session `key`'s kg session was handed to its end and no session is tied to it since: a second
+    end naming it (OpenClaw's command:new and then its session:end) has nothing left to end or reflect on."""
+    if not key:
+        return False
+    data = load(ws)
+    return key not in data["runtime"] and key in data["ended"]
 
 
 def highest(ws: Any, day: str) -> int:

@@ -35,6 +35,10 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     rules = load_rules(ws)
     at = clock.now(now)
     sid = end_target(ws, None, key) if session is None else (session or None)  # "": none (`hand_over_end`)
+    if not sid and write_summary and _ended_before(ws, key):
+        return {"now": at.isoformat(), "session": None, "transcript": transcript_path, "reflect": None,
+                "summary_file": None, "notes": ["this runtime session's end was handed over already: its end "
+                                                "reflects on the transcript and writes the summary"]}
     if write_summary:
         from kg.memory import sessions
 
@@ -101,6 +105,16 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
 
         out["brief_file"] = session_start_brief(ws, at, write=True)["file"]
     return out
+
+
+def _ended_before(ws: Any, key: str | None) -> bool:
+    """A second end of one runtime session (OpenClaw fires command:new and then session:end for it; a late
+    session:end): the first was handed over and untied it. While the first's child held the session's end record,
+    the second found no session tied and reflected the transcript into a session named after it, whose summary
+    took the findings, the real session then ended with an empty one (QA7 #2)."""
+    from kg.memory import session_ids
+
+    return session_ids.was_ended(ws, key)
 
 
 def _open(ws: Any, sid: str | None) -> bool:
@@ -193,6 +207,9 @@ def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, k
 
     sid = end_target(ws, session, key)
     rules = load_rules(ws)
+    if not sid and write_summary and _ended_before(ws, key):  # its first end is the one that reflects
+        session_ends.withdraw(ws, keep=None)
+        return ""
     handing = bool(sid and write_summary and rules.end_summary)
     # no kg session to end (none was started: behind a team server that was down, QA2 #6): the reflection on the
     # transcript is still recorded, for the next start or end to do if the child cannot

@@ -141,11 +141,16 @@ def end_earlier(ws: Any, thread: str, key: str, transcript: str | None, at: date
     if session_ids.load(ws)["threads"].get(thread) == [key, transcript or ""]:
         return None  # the same runtime session's next run (every agent run bootstraps): no lock taken
     with ws.journal.locked():
-        sid, earlier = session_ids.follow(ws, thread, key, transcript)
+        # the end recorded and the session untied before the conversation is noted as moved on: a start killed in
+        # between (handler.js gives up on a first brief after 10 s) left the session open for good, the next start
+        # finding the conversation's latest already this one
+        sid, earlier = session_ids.follow(ws, thread, key, transcript, noted=False)
+        if sid:
+            session_ends.leave(ws, sid, at.isoformat(), _archived(earlier))
+            session_ids.untie(ws, sid)
+        session_ids.follow(ws, thread, key, transcript)
         if not sid:
             return None
-        session_ends.leave(ws, sid, at.isoformat(), _archived(earlier))
-        session_ids.untie(ws, sid)
     if ws.current_session() == sid:
         ws.set_current_session(None)
     return sid

@@ -93,3 +93,52 @@ def test_a_late_start_of_the_session_before_ends_nothing(ws, run_kg, shared_data
                   _copy(shared_data, tmp_path, A), "--now", "2026-02-27T09:10"])
     assert end.exit_code == 0, end.stderr
     assert _ended(ws, second) is None and ws.current_session() == second
+
+
+def test_a_late_start_after_the_session_ended_starts_nothing(ws, run_kg, shared_data, tmp_path):
+    """QA7 #1: /new ends A (its end handed over), and the handler's refresh of A's brief reaches kg after it: the
+    start opened a session nobody used, made it current, and B's start then ended it with an empty summary."""
+    first = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-27T08:59")
+    end = run_kg(["hook", "session-end", "--runtime", "openclaw", "--runtime-session", A, "--transcript",
+                  _copy(shared_data, tmp_path, A), "--now", "2026-02-27T09:00"])
+    assert end.exit_code == 0, end.stderr
+    late = run_kg(["hook", "session-start", "--start-session", "--json", "--runtime", "openclaw", "--runtime-session",
+                   A, "--thread", KEY, "--transcript", _copy(shared_data, tmp_path, A), "--now", "2026-02-27T09:00"])
+    assert late.exit_code == 0 and late.json["session_started"] is False, late.stderr
+    assert late.json["session"] in (None, first) and ws.current_session() in (None, first)
+    second = _start(run_kg, B, KEY, _copy(shared_data, tmp_path, B), "2026-02-27T09:01")
+    assert second == "2026-02-27-002" and ws.current_session() == second
+    assert sorted(p.name for p in (ws.root / "memory" / "sessions").glob("*.md")) == [f"{first}.md"]
+    with ws.reading() as st:
+        assert st.run("count_sessions")[0]["n"] == 2
+
+
+def test_a_start_killed_before_it_ended_the_session_before_leaves_it_to_the_next(ws, run_kg, shared_data, tmp_path):
+    """QA7 #3: the conversation was noted as moved on before the session before was recorded as ended; a start
+    killed in between (handler.js gives up on a first brief after 10 s) left that session open for good. Now the end
+    is recorded first: a start that dies after it leaves the record, which the next start or end sweeps."""
+    from kg.memory import session_ids
+
+    first = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-27T08:59")
+    with ws.journal.locked():  # what a start killed right after the conversation's move was noted left (before)
+        assert session_ids.follow(ws, f"openclaw:{KEY}", f"openclaw:{B}", _copy(shared_data, tmp_path, B),
+                                  noted=False) == (first, _copy(shared_data, tmp_path, A))
+    threads = json.loads((ws.root / "memory" / ".kg" / "sessions.json").read_text())["threads"]
+    assert threads[f"openclaw:{KEY}"][0] == f"openclaw:{A}"  # not noted: the next start of B still ends A
+    second = _start(run_kg, B, KEY, _copy(shared_data, tmp_path, B), "2026-02-27T09:00")
+    assert second != first and _ended(ws, first) is not None
+
+
+def test_a_second_end_of_the_same_session_adds_nothing(ws, run_kg, shared_data, tmp_path):
+    """QA7 #2: OpenClaw fires command:new and then session:end for one session. When the second end ran while the
+    first's child held the session's end record (forced by stopping that child: /work/tmp-qa7/s6.sh), it found no
+    session tied and reflected the transcript into a session named after it: the findings and a summary there, the
+    real session ended with an empty one. A second end of a session whose end was handed over now does nothing."""
+    first = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-27T08:59")
+    argv = ["hook", "session-end", "--runtime", "openclaw", "--runtime-session", A, "--transcript",
+            _copy(shared_data, tmp_path, A), "--now", "2026-02-27T09:00"]
+    assert run_kg(argv).exit_code == 0
+    again = run_kg(argv)
+    assert again.exit_code == 0 and "end was handed over already" in again.stderr, again.stderr
+    assert sorted(p.name for p in (ws.root / "memory" / "sessions").glob("*.md")) == [f"{first}.md"]
+    assert {e["session"] for e in run_kg("list --type error --limit 0 --json").json} == {first}
