@@ -127,7 +127,7 @@ def _render_withdrawn(d: dict[str, Any]) -> list[str]:
         if w["change"] in told and w.get("how") == "aside":
             continue
         if w["action"] == "resumed":
-            how = ("let back: no conflict keeps it out now, kg writes it back" if w.get("how") == "let back" else
+            how = ("let back: no conflict keeps it out now, kg wrote it back" if w.get("how") == "let back" else
                    "back in the file")
             out.append(f"  ▶️  {w['change']} → {w['target']}: {how}, verification resumed (next check "
                        f"{w['next_check'][:10]})")

@@ -214,7 +214,7 @@ def export_memory(ws: Any, now: Now = None, dry_run: bool = False, *, force: boo
 def _how_out(lc: Lifecycle, items: list[dict[str, Any]], key: str = "change") -> None:
     """Say how each paused change's rule left its file (`how`): "aside" when kg left it out for a conflict it
     lost or tied, "let back" when a conflict had set it aside and no longer does, and it is in its file again as
-    kg wrote it (resumed by the cycle or `kg conflicts resolve` that writes it back: `pause_set_aside`),
+    kg wrote it (resumed by the cycle or `kg conflicts resolve` that wrote it back: `resume_let_back`),
     "edited" while its kg block is still there (a
     person edited inside it: the rule reworded, or taken out of the block, the block kept), "withdrawn" when the
     block or the whole file is gone. Verification pauses either way (kg/lifecycle/verify_withdrawn.py): the rule

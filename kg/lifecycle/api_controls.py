@@ -50,9 +50,11 @@ def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) ->
             settling.outside(lc)  # (the other contradictions added since the last cycle, before the export)
             st.run("lc_decision_override", key=meta_key("Decision", decision_id), winner=pick,
                    reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
-        with lc.tx():  # (committed apart: the decision is read back) the new loser paused, the winner resumed now
-            verifying.pause_set_aside(lc)
+        with lc.tx():  # (committed apart: the decision is read back) the new loser paused now
+            verifying.pause_set_aside(lc, always=True)
         plans = lc.export()
+        with lc.tx():
+            verifying.resume_let_back(lc)  # the winner, once written back
     return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,
             "files": [p.as_dict() for p in plans if p.action != "none"]}
 

@@ -159,6 +159,8 @@ class Lifecycle:
             verifying.pause_set_aside(self)  # (what a conflict just set aside: its days out are no evidence)
         bulk.unstage(self.st, "LcStage")  # the decay's scratch table, once its pass is committed (migration 0013)
         self.export(force=force)
+        with self.tx():
+            verifying.resume_let_back(self)  # (what the export just wrote back: read from the files)
         return self.report
 
     # -- ids ------------------------------------------------------------------------------------------------

@@ -70,6 +70,21 @@ def in_effect(text: str | None, block: str, rule: str, expected_hash: str | None
     return bool(need) and all(any(n in h for h in have) for n in need)
 
 
+def written_in(text: str | None, block: str, rule: str) -> bool:
+    """Whether kg's block `block` of a file's `text` holds every line of `rule` as kg renders it: what an export
+    wrote there, not only a block unchanged since kg last wrote it (`in_effect`, which takes that for every rule
+    of the block, and a rule kg kept out of it is not there)."""
+    try:
+        inner = blocks.inner_of(text, block) if text is not None else None
+    except blocks.BlockError:
+        inner = None
+    if inner is None:
+        return False
+    need = {_norm(x).casefold() for x in blocks.neutral(rule).splitlines() if _norm(x)}
+    have = [x.casefold() for x in inner.splitlines()]
+    return bool(need) and all(any(n in h for h in have) for n in need)
+
+
 def tag_name(where: str) -> str:
     """A workspace's name as its pause lines carry it: `]` and line breaks would end the tag, so they are written
     as `)` and a space. Names are compared in this form too, so a folder named `wsB [old]` finds its own lines

@@ -381,39 +381,66 @@ def set_aside(lc: Any) -> set[str]:
     return {r["change"] for r in live if r["node"] in hidden} if hidden else set()
 
 
-def pause_set_aside(lc: Any) -> None:
-    """Pause, in the cycle that decided a conflict, the live changes it sets aside (`set_aside`): else the next
-    cycle at the same --now paused them, and a second cycle at one time was no longer a no-op. And resume, in the
-    cycle whose export writes it back, a change kg had set aside and no longer does (its file usable): its pause
-    stayed open until the next cycle, and the days it was back in its file counted as days out (45 in
-    tests/cli/test_cycle_determinism.py's history, its first check moved on by all of them)."""
-    if not lc.report.conflicts and not getattr(lc, "aside_open", True):
+def pause_set_aside(lc: Any, *, always: bool = False) -> None:
+    """Pause, in the cycle that decided a conflict (`always`: `kg conflicts resolve`), the live changes it sets
+    aside (`set_aside`): else the next cycle at the same --now paused them, and a second cycle at one time was no
+    longer a no-op."""
+    if not lc.report.conflicts and not always:
         return
     aside = set_aside(lc)
     from kg.lifecycle.settling import note_aside
 
     note_aside(lc, aside)
     here = here_of(lc)
+    writes = []
+    for c in lc.st.run("lc_live_effects", statuses=list(LIVE)) if aside else []:
+        evidence = list(c["evidence"] or [])
+        if c["id"] not in aside or withdrawn.paused_since(evidence, here) is not None:
+            continue
+        evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], False, where=here, aside=True))
+        writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
+        lc.report.withdrawn.append({"change": c["id"], "target": c["target"], "text": c["text"],
+                                    "action": "paused", "since": lc.now, "how": "aside"})
+    if writes:
+        lc.st.run("lc_change_pause", rows=writes)
+
+
+def resume_let_back(lc: Any) -> None:
+    """Resume, once the export wrote it back, a change kg had set aside for a conflict and no longer does: its
+    pause stayed open until the next cycle, and the days it was back in its file counted as days out (45 in
+    tests/cli/test_cycle_determinism.py's history, its first check moved on by all of them). Only a rule the export
+    wrote into its kg block (`written_in`, read after it): a file kg cannot write, or a kg block a person edited
+    while the rule was out ("not written"), leaves it paused."""
+    if not getattr(lc, "aside_open", True):  # (`sync_withdrawals`: no pause of kg's own open)
+        return
+    here = here_of(lc)
+    rows = [c for c in lc.st.run("lc_live_effects", statuses=list(LIVE))
+            if withdrawn.paused_since(c["evidence"], here) is not None and withdrawn.paused_aside(c["evidence"], here)]
+    aside = set_aside(lc) if rows else set()
+    rows = [c for c in rows if c["id"] not in aside]
+    if not rows:
+        return
+    texts: dict[str, str | None] = {}
     writes, due = [], []
-    for c in lc.st.run("lc_live_effects", statuses=list(LIVE)):
+    for c in rows:
+        if lc.problem(c["target"]):
+            continue
+        if c["target"] not in texts:
+            texts[c["target"]] = blocks.read(lc.root / c["target"])
+        if not withdrawn.written_in(texts[c["target"]], c["block"], c["text"] or ""):
+            continue
         evidence = list(c["evidence"] or [])
         since = withdrawn.paused_since(evidence, here)
-        view = {"change": c["id"], "target": c["target"], "text": c["text"]}
-        if c["id"] in aside and since is None:
-            evidence.append(withdrawn.withdrawn_line(lc.now, c["target"], False, where=here, aside=True))
-            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
-            lc.report.withdrawn.append({**view, "action": "paused", "since": lc.now, "how": "aside"})
-        elif (c["id"] not in aside and since is not None and withdrawn.paused_aside(evidence, here)
-              and not lc.problem(c["target"])):
-            before = withdrawn.closed_total(evidence)
-            evidence.append(withdrawn.resumed_line(lc.now, since, c["target"], here))
-            gap = max(withdrawn.closed_total(evidence) - before, timedelta(0))
-            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
-            if c["due_since"] is not None:
-                due.append({"id": c["id"], "due_since": c["due_since"] + gap})
-            lc.report.withdrawn = [w for w in lc.report.withdrawn if w.get("change") != c["id"]]
-            lc.report.withdrawn.append({**view, "action": "resumed", "since": since, "how": "let back",
-                                        "next_check": c["next_check"] + gap})
+        before = withdrawn.closed_total(evidence)
+        evidence.append(withdrawn.resumed_line(lc.now, since, c["target"], here))
+        gap = max(withdrawn.closed_total(evidence) - before, timedelta(0))
+        writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
+        if c["due_since"] is not None:
+            due.append({"id": c["id"], "due_since": c["due_since"] + gap})
+        lc.report.withdrawn = [w for w in lc.report.withdrawn if w.get("change") != c["id"]]
+        lc.report.withdrawn.append({"change": c["id"], "target": c["target"], "text": c["text"],
+                                    "action": "resumed", "since": since, "how": "let back",
+                                    "next_check": c["next_check"] + gap})
     if writes:
         lc.st.run("lc_change_pause", rows=writes)
     if due:
@@ -426,6 +453,7 @@ def effects(lc: Any, rows: list[dict[str, Any]], aside: set[str] | None = None) 
     for a change kg sets aside for a conflict (`set_aside`). Reads each file once."""
     states = {r["id"]: r for r in lc.st.run("lc_blocks")}
     aside = set_aside(lc) if aside is None else aside
+    here = here_of(lc)
     texts: dict[str, str | None] = {}
     out: dict[str, bool | None] = {}
     desired: dict[Any, Any] | None = None
@@ -441,6 +469,10 @@ def effects(lc: Any, rows: list[dict[str, Any]], aside: set[str] | None = None) 
             texts[path] = blocks.read(lc.root / path)
         state = states.get(f"{path}#{c['block']}") or {}
         out[c["id"]] = withdrawn.in_effect(texts[path], c["block"], c["text"] or "", state.get("hash"))
+        if out[c["id"]] and withdrawn.paused_aside(c.get("evidence"), here):
+            # kept out by kg itself: a block unchanged since kg's last write does not hold it (that write left it
+            # out); in effect once an export wrote it there (a read-only file never gets it)
+            out[c["id"]] = withdrawn.written_in(texts[path], c["block"], c["text"] or "")
         if out[c["id"]] is False and texts[path] is not None and _block_there(lc.root / path, c["block"]):
             desired = lc.desired() if desired is None else desired
             if render.written_before(desired.get((path, c["block"])), c["id"], state.get("hash")):

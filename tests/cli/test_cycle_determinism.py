@@ -108,7 +108,7 @@ def test_a_rule_a_conflict_lets_back_is_said_let_back_not_edited_by_hand(run_kg,
     r = run_kg(["cycle", "--now", "2026-09-06T08:00"])
     assert r.exit_code == 0, r.stderr
     (line,) = [x for x in r.stdout.splitlines() if "chg-20260905-002" in x]
-    assert "let back: no conflict keeps it out now, kg writes it back, verification resumed (next check 2026-09-13)" \
+    assert "let back: no conflict keeps it out now, kg wrote it back, verification resumed (next check 2026-09-13)" \
         in line, r.stdout
     assert "edited by hand" not in r.stdout, r.stdout
     assert f"- {NEVER}" in (ws.root / "MEMORY.md").read_text().splitlines()

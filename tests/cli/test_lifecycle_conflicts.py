@@ -165,3 +165,44 @@ def test_rules_a_conflict_keeps_out_of_their_file_are_not_judged_on_those_days(r
     assert [w["action"] for w in back] == ["still paused"], back
     tools = (ws.root / "TOOLS.md").read_text(encoding="utf-8")
     assert ("always use pnpm" in tools) != ("never use pnpm" in tools), tools  # the winner alone
+
+
+THIRD = ("ci.cache", "docker build cache miss on the CI runner", "always pass --cache-from to docker build in CI")
+
+
+def _resolved_with(run_kg, ws, spoil) -> dict:
+    """Two rules tied and set aside in TOOLS.md beside a third; `spoil(path)` the file; a person resolves the tie.
+    The monitoring after it, and after the next cycle."""
+    _log_rules(run_kg, ws, *PNPM, THIRD)
+    first = run_kg(["cycle", "--now", "2026-11-03T12:00", "--json"]).json
+    assert [c["status"] for c in first["conflicts"]] == ["tie"], first
+    (decision,) = run_kg(["conflicts", "--json"]).json
+    spoil(ws.root / "TOOLS.md")
+    won = run_kg(["conflicts", "resolve", decision["id"], "--winner", "a", "--now", "2026-11-10T15:00"])
+    assert won.exit_code == 0, won.stderr
+    after = run_kg(["cycle", "--now", "2026-11-11T08:00"])
+    assert after.exit_code == 0 or "read-only" in after.stdout, after.stdout  # (1: a file it could not write, said)
+    return {m["text"]: m for m in run_kg(["verify", "--json", "--now", "2026-11-11T09:00"]).json["monitoring"]}
+
+
+def test_a_rule_let_back_into_a_file_kg_cannot_write_stays_paused(run_kg, ws):
+    """The winner of a resolve is written back by the export that follows: resumed then, not before. A read-only
+    TOOLS.md keeps kg's last block, which held neither side: before, a block unchanged since kg's write counted
+    every rule of it as in effect, and the winner's verification counted days in no file (review of ee6d09d0)."""
+    def read_only(path):
+        path.chmod(0o440)
+
+    monitoring = _resolved_with(run_kg, ws, read_only)
+    assert all(monitoring[r]["withdrawn_since"] for r in (PNPM[0][2], PNPM[1][2])), monitoring
+    assert "pnpm" not in (ws.root / "TOOLS.md").read_text(encoding="utf-8")
+
+
+def test_a_rule_let_back_into_a_block_a_person_edited_stays_paused(run_kg, ws):
+    def edited(path):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("<!-- kaizen-kg:begin"))
+        path.write_text("\n".join([*lines[:at + 1], "- a line a person added", *lines[at + 1:]]) + "\n",
+                        encoding="utf-8")
+
+    monitoring = _resolved_with(run_kg, ws, edited)
+    assert all(monitoring[r]["withdrawn_since"] for r in (PNPM[0][2], PNPM[1][2])), monitoring
