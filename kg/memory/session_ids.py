@@ -13,9 +13,10 @@
   refreshes a session's brief in a kg it does not wait for, and the next session's first bootstrap asks for its own
   at once: when the refresh reaches kg last, its start names a session the conversation has left, and taking it for
   the conversation's next one ended the session that runs now and started a third (`left_behind`).
-- `ended`: the runtime sessions whose kg session was handed to its end (untied), the newest `KEEP_RUNTIME`. A
-  conversation's session does not come back after its end (OpenClaw gives the next message a new sessionId): a
-  late refresh of one started a session nobody used, and the next start ended it with an empty summary.
+- `ended`: the runtime sessions whose kg session was handed to its end by the runtime (untied), the newest
+  `KEEP_RUNTIME`. A conversation's session does not come back after its end (OpenClaw gives the next message a new
+  sessionId): a late refresh of one started a session nobody used, and the next start ended it with an empty
+  summary. Only a conversation's sessions are taken as over (`_ended`).
 - `numbers`: the highest `YYYY-MM-DD-NNN` number given out per day. A session start that finds the graph held by
   another process (the previous session end's reflection) is journaled like a log, with its id decided as it
   answers (`kg.memory.sessions.start_journaled`); it cannot ask the graph which numbers exist, so every start
@@ -163,14 +164,17 @@ def note(ws: Any, sid: str, key: str | None, number: tuple[str, int] | None = No
     save(ws, data)
 
 
-def untie(ws: Any, sid: str) -> None:
-    """Kg session `sid` is being ended: no runtime session names it any more."""
+def untie(ws: Any, sid: str, *, ended: bool = False) -> None:
+    """Kg session `sid` is being ended: no runtime session names it any more. `ended`: by its runtime session's end
+    (a runtime's end hook, or the next session of its conversation starting), noted in `ended`; not a `kg session
+    end` typed in a session that goes on."""
     data = load(ws)
     kept = {k: v for k, v in data["runtime"].items() if v != sid}
     if len(kept) != len(data["runtime"]):
         gone = [k for k in data["runtime"] if k not in kept]
         data["runtime"] = kept
-        data["ended"] = [k for k in data["ended"] if k not in gone] + gone
+        if ended:
+            data["ended"] = [k for k in data["ended"] if k not in gone] + gone
         save(ws, data)
 
 
@@ -206,16 +210,37 @@ def left_behind(ws: Any, thread: str, key: str) -> bool:
     latest = data["threads"].get(thread)
     if key in data["runtime"]:
         return False
-    return (bool(latest) and latest[0] != key and key in data["left"].get(thread, [])) or key in data["ended"]
+    return (bool(latest) and latest[0] != key and key in data["left"].get(thread, [])) or _ended(data, key)
+
+
+def note_ended(ws: Any, key: str) -> None:
+    """Runtime session `key` was ended by its runtime's end hook (run in the hook itself, not handed over: `untie`
+    notes a handed-over one)."""
+    data = load(ws)
+    if key in data["runtime"] or (data["ended"] and data["ended"][-1] == key):
+        return
+    data["ended"] = [k for k in data["ended"] if k != key] + [key]
+    save(ws, data)
+
+
+def _ended(data: dict[str, Any], key: str) -> bool:
+    """A conversation's runtime session (on a thread, now or before) whose end was handed over. Claude Code's and
+    Codex's sessions are on none: one resumed after its end (`--resume`, a /clear keeping its id) is started anew
+    and ended again, and a start that tied nothing (killed at its timeout, a team server down) leaves its end to
+    reflect as a session kg never saw."""
+    if key not in data["ended"]:
+        return False
+    return any(v[0] == key for v in data["threads"].values()) or any(key in keys for keys in data["left"].values())
 
 
 def was_ended(ws: Any, key: str | None) -> bool:
-    """Whether runtime session `key`'s kg session was handed to its end and no session is tied to it since: a second
-    end naming it (OpenClaw's command:new and then its session:end) has nothing left to end or reflect on."""
+    """Whether conversation session `key`'s kg session was handed to its end and no session is tied to it since
+    (`_ended`): a second end naming it (OpenClaw's command:new and then its session:end) has nothing left to end
+    or reflect on."""
     if not key:
         return False
     data = load(ws)
-    return key not in data["runtime"] and key in data["ended"]
+    return key not in data["runtime"] and _ended(data, key)
 
 
 def highest(ws: Any, day: str) -> int:

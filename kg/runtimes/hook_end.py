@@ -82,9 +82,12 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
                 out["notes"].append(f"session {sid} ended already")
         else:
             out["notes"].append(f"no kg session {sid}: no summary written (`kg session start` names one)")
-        from kg.memory import session_ends
+        from kg.memory import session_ends, session_ids
 
         session_ends.done(ws, sid)  # (a handed-over end: its record goes; a child that died before leaves it)
+        if key:
+            with ws.journal.locked():
+                session_ids.note_ended(ws, key)
     elif not out["summary_file"] and rep is not None and _open(ws, rep.session):
         # a runtime session kg never saw: its failures went to the transcript's own session as they happened
         # (kg.runtimes.tool_failures), so a reflection that found them logged wrote no summary for it
@@ -223,7 +226,7 @@ def hand_over_end(ws: Any, session: str | None, *, write_summary: bool = True, k
 
         _recorded(ws, sid, clock.now(now).isoformat(), transcript)
         with ws.journal.locked():
-            session_ids.untie(ws, sid)
+            session_ids.untie(ws, sid, ended=True)
         if ws.current_session() == sid:
             ws.set_current_session(None)  # (a child that fails leaves it open, no longer current: the next start
             # opens a new one, as it would after the end)

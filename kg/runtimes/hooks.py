@@ -108,9 +108,7 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
         rows = st.run("memory_session_get", id=sid)
         return sid if rows and rows[0]["ended_at"] is None else None
 
-    late = thread is not None and key is not None and session_ids.left_behind(ws, thread[0], key)
-    if thread is not None and key and not late:
-        end_earlier(ws, thread[0], key, thread[1], at)
+    late = thread is not None and bool(key) and end_earlier(ws, thread[0], key, thread[1], at)
     if st is not None:
         finish_left(ws, hand_off)  # an earlier session whose handed-over end died: ended once, not in this start
     current = ws.current_session()
@@ -129,31 +127,34 @@ def _ensure_session(ws: Any, st: Any | None, at: datetime, source: str, key: str
     return sessions.start(ws, at, source=source, key=key)["id"], True
 
 
-def end_earlier(ws: Any, thread: str, key: str, transcript: str | None, at: datetime) -> str | None:
+def end_earlier(ws: Any, thread: str, key: str, transcript: str | None, at: datetime) -> bool:
     """Runtime session `key` starts on conversation `thread` (OpenClaw's sessionKey): the kg session of the
     runtime session before it there, if still open, is ended as its end would have: recorded for the next sweep
     (`kg.memory.session_ends.leave`: the reflection on its transcript and its summary, in a detached child where
     the start can hand it off), untied and no longer current now. OpenClaw starts a new sessionId after its daily
     reset (04:00) or an idle expiry with no event to say the last one ended (session:end is only planned), so
-    that session was never reflected on nor ended (QA1 #2). The session ended, or None."""
+    that session was never reflected on nor ended (QA1 #2). True when this start is a late one
+    (`session_ids.left_behind`, asked under the journal's lock, where the next session's start notes its move):
+    nothing is ended, and the caller starts nothing."""
     from kg.memory import session_ends, session_ids
 
-    if session_ids.load(ws)["threads"].get(thread) == [key, transcript or ""]:
-        return None  # the same runtime session's next run (every agent run bootstraps): no lock taken
+    data = session_ids.load(ws)
+    if data["threads"].get(thread) == [key, transcript or ""] and key in data["runtime"]:
+        return False  # the same runtime session's next run (every agent run bootstraps): no lock taken
     with ws.journal.locked():
+        if session_ids.left_behind(ws, thread, key):
+            return True
         # the end recorded and the session untied before the conversation is noted as moved on: a start killed in
         # between (handler.js gives up on a first brief after 10 s) left the session open for good, the next start
         # finding the conversation's latest already this one
         sid, earlier = session_ids.follow(ws, thread, key, transcript, noted=False)
         if sid:
             session_ends.leave(ws, sid, at.isoformat(), _archived(earlier))
-            session_ids.untie(ws, sid)
+            session_ids.untie(ws, sid, ended=True)
         session_ids.follow(ws, thread, key, transcript)
-        if not sid:
-            return None
-    if ws.current_session() == sid:
+    if sid and ws.current_session() == sid:
         ws.set_current_session(None)
-    return sid
+    return False
 
 
 def _archived(path: str | None) -> str | None:
