@@ -34,14 +34,18 @@ _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 
 
 # Zero-width space, bidi marks (LRM, RLM, the Arabic letter mark), embeddings and overrides (U+202A-202E), isolates
-# (U+2066-2069), the word joiner and invisible operators (U+2060-2064), the Mongolian vowel separator, a BOM.
-_INVISIBLE = re.compile(r"[\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# (U+2066-2069), the word joiner and invisible operators (U+2060-2064), the soft hyphen, the combining grapheme
+# joiner, Hangul fillers, Mongolian selectors and vowel separator, variation selectors, tag characters, a BOM.
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b\u200e\u200f\u202a-\u202e"
+                        "\u2060-\u2064\u2066-\u2069\u3164\ufe00-\ufe0f\uffa0\ufeff\U000e0000-\U000e007f"
+                        "\U000e0100-\U000e01ef]")
 
 
 def visible(text: str) -> str:
     """`text` without the characters that show nothing and join nothing (zero-width space, word joiner, bidi
-    marks, overrides and isolates, a byte order mark; a joiner beside ASCII, as `clean` drops it): what redaction reads,
-    so that `ghp_…\u200b…` hides no token from it and is stored whole after `clean`. Pure."""
+    marks, overrides and isolates, variation selectors, tag characters, a byte order mark; a joiner beside
+    ASCII, as `clean` drops it): what redaction reads, so that `ghp_…\u200b…` hides no token from it and is
+    stored whole after `clean`. Pure."""
     if text.isascii():
         return text
     text = _INVISIBLE.sub("", text)

@@ -115,34 +115,38 @@ class Redactor:
 
     def redact(self, text: str) -> Redacted:
         """Replace every secret in `text` with `[REDACTED:<kind>]`, and every other occurrence of a secret found
-        (`_echoes`: "PGPASSWORD=X ... the password is X" loses both copies). Characters that show nothing
-        (`visible`) are dropped first: a zero-width space inside a token hid it, and `clean` then stored it whole."""
-        text = visible(text) if text else text
-        if not text:
+        (`_echoes`: "PGPASSWORD=X ... the password is X" loses both copies). Read without the characters that show
+        nothing (`visible`): a zero-width space inside a token hid it, and `clean` then stored it whole. A text with
+        no secret comes back as given (an Arabic letter mark, a variation selector are part of real text); one with
+        a secret, as read."""
+        seen = visible(text) if text else text
+        if not seen:
             return Redacted(text)
-        spans = self._collect(text)
+        spans = self._collect(seen)
         if not spans.kinds:
             return Redacted(text)
-        self._echoes(text, spans, _found(text, spans, self.echo_min))
-        return Redacted(spans.render(text), tuple(sorted(spans.kinds)))
+        self._echoes(seen, spans, _found(seen, spans, self.echo_min))
+        return Redacted(spans.render(seen), tuple(sorted(spans.kinds)))
 
     def redact_group(self, texts: Sequence[str]) -> list[Redacted]:
         """Redact texts that belong together (the fields of one entry, a tool call's input and its result): a
         secret found in any of them is redacted wherever it occurs in all of them (characters that show nothing
-        dropped first, as `redact` drops them)."""
-        texts = [visible(text) if text else text for text in texts]
+        read as `redact` reads them; one with no secret comes back as given)."""
+        given = list(texts)
+        texts = [visible(text) if text else text for text in given]
         collected = [self._collect(text) if text else None for text in texts]
         found: dict[str, str] = {}
         for text, spans in zip(texts, collected, strict=True):
             if spans is not None and spans.kinds:
                 found.update(_found(text, spans, self.echo_min))
         out = []
-        for text, spans in zip(texts, collected, strict=True):
+        for original, text, spans in zip(given, texts, collected, strict=True):
             if spans is None:
-                out.append(Redacted(text))
+                out.append(Redacted(original))
                 continue
             self._echoes(text, spans, found)
-            out.append(Redacted(spans.render(text), tuple(sorted(spans.kinds))) if spans.kinds else Redacted(text))
+            out.append(Redacted(spans.render(text), tuple(sorted(spans.kinds))) if spans.kinds else
+                       Redacted(original))
         return out
 
     def redact_pair(self, key: str, value: str) -> tuple[Redacted, Redacted]:

@@ -164,7 +164,7 @@ def test_a_promoted_rule_keeps_its_code_fences_whole(ws, run_kg):
 
 
 @pytest.mark.parametrize("hidden", ["\u200b", "\u200d", "\u2060", "\u202e", "\u2066", "\u2069", "\u061c",
-                                    "\u2063"])
+                                    "\u2063", "\u00ad", "\u034f", "\ufe0f", "\U000e0020", "\u180b", "\u115f"])
 def test_a_secret_with_an_invisible_character_inside_is_still_redacted(ws, run_kg, hidden):
     """Redaction read the raw text and `clean` dropped a zero-width space after it: `ghp_…\\u200b…` in --details
     was stored as the whole token, unredacted (in the summary it was split in two, half of it kept)."""
@@ -175,3 +175,12 @@ def test_a_secret_with_an_invisible_character_inside_is_still_redacted(ws, run_k
     node = run_kg(f"show {done.json['id']} --json").json["node"]
     assert node["text"] == "the token [REDACTED:github_token] leaked"
     assert node["details"] == "it was [REDACTED:github_token]"
+
+
+def test_text_with_no_secret_keeps_the_characters_of_its_script(ws, run_kg):
+    """Redaction reads a text without the characters that show nothing, and stored that reading for every text:
+    an Arabic letter mark, an emoji's variation selector were dropped from text that held no secret."""
+    text = "\u0645\u0631\u062d\u0628\u0627\u061c \u0628\u0627\u0644\u0639\u0627\u0644\u0645 \U0001f44d\ufe0f"
+    done = run_kg(["log", "learning", text, "--wait", "--json"])
+    assert done.exit_code == 0, done.stderr
+    assert run_kg(f"show {done.json['id']} --json").json["node"]["text"] == text
