@@ -142,3 +142,34 @@ def test_a_second_end_of_the_same_session_adds_nothing(ws, run_kg, shared_data, 
     assert again.exit_code == 0 and "end was handed over already" in again.stderr, again.stderr
     assert sorted(p.name for p in (ws.root / "memory" / "sessions").glob("*.md")) == [f"{first}.md"]
     assert {e["session"] for e in run_kg("list --type error --limit 0 --json").json} == {first}
+
+
+def test_a_session_end_typed_by_hand_leaves_the_next_run_a_session(ws, run_kg, shared_data, tmp_path):
+    """`kg session end` in a running OpenClaw session is not its runtime's end: its next bootstrap (the same
+    sessionId) opens a new kg session, as before ended sessions were remembered (review of 2f12f565 #3)."""
+    first = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-27T08:59")
+    assert run_kg(["session", "end", "--summary", "done for now", "--now", "2026-02-27T09:30"]).exit_code == 0
+    again = _start(run_kg, A, KEY, _copy(shared_data, tmp_path, A), "2026-02-27T10:00")
+    assert again not in (None, first) and ws.current_session() == again
+
+
+def test_a_claude_code_end_after_a_start_that_tied_nothing_still_reflects(ws, run_kg, shared_data, tmp_path):
+    """Claude Code resumes a session after its end (`claude --resume`, the same session_id); when that start tied
+    no kg session (killed at its timeout, a team server down), its end reflects the transcript as a session kg never
+    saw (QA2 #6). Ended sessions are taken as over only on a conversation (review of 2f12f565 #2)."""
+    sid = "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+    path = tmp_path / f"{sid}.jsonl"
+    path.write_text("", encoding="utf-8")  # the first run: nothing in the transcript yet
+
+    def hook(event: str, now: str, extra: dict):
+        payload = {"session_id": sid, "transcript_path": str(path), "cwd": str(ws.root), "hook_event_name": event,
+                   **extra}
+        r = run_kg(["hook", event == "SessionStart" and "session-start" or "session-end", "--runtime", "claude-code",
+                    "--now", now, *(["--start-session"] if event == "SessionStart" else [])], input=json.dumps(payload))
+        assert r.exit_code == 0, r.stderr
+
+    hook("SessionStart", "2026-07-01T10:00", {"source": "startup"})
+    hook("SessionEnd", "2026-07-01T10:05", {"reason": "other"})
+    shutil.copyfile(shared_data / "runtimes" / "claude_code" / "transcripts" / f"{sid}.jsonl", path)  # resumed
+    hook("SessionEnd", "2026-07-01T11:00", {"reason": "other"})
+    assert len(_errors(run_kg)) >= 1
