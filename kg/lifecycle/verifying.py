@@ -547,7 +547,7 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
         if untold is not None and not any(w["id"] == c["id"] for w in writes):
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
         out[c["id"]] = withdrawn.pauses(evidence, lc.now)
-    # what kg itself keeps out, for `pause_set_aside` to resume once it lets it back
+    # what kg itself keeps out, for `resume_let_back` to resume once it lets it back
     lc.aside_open = any(withdrawn.paused_aside(w["evidence"], here) for w in writes) or any(
         withdrawn.paused_aside(c["evidence"], here) for c in rows if c["id"] not in {w["id"] for w in writes})
     lc.report.withdrawn += unwritten(lc, rows, on)
