@@ -431,12 +431,7 @@ def resume_let_back(lc: Any) -> None:
             continue
         evidence = list(c["evidence"] or [])
         since = withdrawn.paused_since(evidence, here)
-        before = withdrawn.closed_total(evidence)
-        evidence.append(withdrawn.resumed_line(lc.now, since, c["target"], here))
-        gap = max(withdrawn.closed_total(evidence) - before, timedelta(0))
-        writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
-        if c["due_since"] is not None:
-            due.append({"id": c["id"], "due_since": c["due_since"] + gap})
+        gap = _resume(lc, c, evidence, since, here, writes, due)
         lc.report.withdrawn = [w for w in lc.report.withdrawn if w.get("change") != c["id"]]
         lc.report.withdrawn.append({"change": c["id"], "target": c["target"], "text": c["text"],
                                     "action": "resumed", "since": since, "how": "let back",
@@ -445,6 +440,20 @@ def resume_let_back(lc: Any) -> None:
         lc.st.run("lc_change_pause", rows=writes)
     if due:
         lc.st.run("lc_change_due_set", rows=due)
+
+
+def _resume(lc: Any, c: dict[str, Any], evidence: list[str], since: datetime, here: str | None,
+            writes: list[dict[str, Any]], due: list[dict[str, Any]]) -> timedelta:
+    """Close a change's open pause (a dated line in `evidence`) and move its next check and overdue clock on by the
+    time it was out, queued in `writes` and `due`; the gap returned (overlaps with other workspaces' pauses count
+    once)."""
+    before = withdrawn.closed_total(evidence)
+    evidence.append(withdrawn.resumed_line(lc.now, since, c["target"], here))
+    gap = max(withdrawn.closed_total(evidence) - before, timedelta(0))
+    writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
+    if c["due_since"] is not None:
+        due.append({"id": c["id"], "due_since": c["due_since"] + gap})
+    return gap
 
 
 def effects(lc: Any, rows: list[dict[str, Any]], aside: set[str] | None = None) -> dict[str, bool | None]:
@@ -534,12 +543,7 @@ def sync_withdrawals(lc: Any) -> dict[str, list[tuple[datetime, datetime]]]:
             writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"]})
             lc.report.withdrawn.append({**view, "action": "paused", "since": lc.now})
         elif on[c["id"]] and since is not None:
-            before = withdrawn.closed_total(evidence)
-            evidence.append(withdrawn.resumed_line(lc.now, since, c["target"], here))
-            gap = max(withdrawn.closed_total(evidence) - before, timedelta(0))  # (overlaps with others' once)
-            writes.append({"id": c["id"], "evidence": evidence, "next_check": c["next_check"] + gap})
-            if c["due_since"] is not None:
-                due.append({"id": c["id"], "due_since": c["due_since"] + gap})
+            gap = _resume(lc, c, evidence, since, here, writes, due)
             lc.report.withdrawn.append({**view, "action": "resumed", "since": since,
                                         "next_check": c["next_check"] + gap})
         elif since is not None:
