@@ -24,7 +24,22 @@ pytestmark = pytest.mark.falkordb
 def own_server(tmp_path: Path, falkordb_server):  # falkordb_server: skipped (or failed in CI) without the extra
     server = falkor_server.start(tmp_path / "server")
     yield server
+    if not falkor_server.ping(server.port, timeout=5):
+        print(_what_it_does(server))  # shown with a failed test: a first CREATE once timed out after 60 s (stop 59)
     falkor_server.stop(tmp_path / "server")
+
+
+def _what_it_does(server) -> str:
+    """A server that stopped answering: its threads' states and the end of its log."""
+    threads = []
+    for task in sorted(Path(f"/proc/{server.pid}/task").glob("*")):
+        try:
+            status = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines() if ":" in line)
+            threads.append(f"{status.get('Name', '?').strip()}: {status.get('State', '?').strip()}")
+        except OSError:
+            continue
+    log = (server.folder / falkor_server.LOG_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+    return "server not answering; threads: " + "; ".join(threads) + "\nlog:\n" + "\n".join(log[-30:])
 
 
 def _client(port: int):
