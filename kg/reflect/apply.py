@@ -214,9 +214,12 @@ class UnreadableTranscript(UsageError):
 
 def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool = False,
                  session: str | None = None, now: datetime | str | None = None, stdin: Any = None,
-                 end_session: bool = True) -> ReflectReport:
+                 end_session: bool = True, summary_for: str | None = None) -> ReflectReport:
     """What a transcript teaches; with `apply`, logged once each, and the session ended with its summary when
-    something was logged (`end_session=False`: Codex's Stop after every turn, `kg hook session-end --no-summary`)."""
+    something was logged (`end_session=False`: Codex's Stop after every turn, `kg hook session-end --no-summary`).
+    `summary_for`: a session to end with the whole transcript's summary even when this read logged nothing new for
+    it (a session end whose findings Codex's Stops or the live hooks logged, or a handed-over end finished after its
+    child died having logged them: ended with an empty summary before)."""
     from kg.reflect.detect import is_speaking_user, reflect
 
     if format is not None and format not in FORMATS:
@@ -349,10 +352,11 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
             "path": str(Path(path).resolve()), "format": transcript.format, "hint": transcript.session_hint,
             "size": size, **(nxt or {})} if str(path) != "-" else None)
         # the summary counts what the whole session found: a read that resumed saw only its end
-        whole = report if report.read_from == 1 or not (end_session and wrote) else reflect_file(
+        ending = [*wrote, *([summary_for] if summary_for and summary_for not in wrote else [])] if end_session else []
+        whole = report if report.read_from == 1 or not ending else reflect_file(
             ws, path, format=transcript.format, session=session, now=at)
         if end_session:
-            for sid in wrote:
+            for sid in ending:
                 # each session ends when its last turn happened (the summary and the daily log say that day)
                 ended = max((times[i] for i, s in enumerate(of_turn) if s == sid), default=at)
                 done = _write_summary(ws, whole, result, ended, sid)

@@ -50,7 +50,8 @@ def session_end(ws: Any, transcript_path: str | None = None, now: datetime | str
     if transcript_path and rules.end_reflect:
         try:
             rep = reflect_file(ws, transcript_path, format=format, apply=True, session=sid, now=at, stdin=stdin,
-                               end_session=write_summary and rules.end_summary)
+                               end_session=write_summary and rules.end_summary,
+                               summary_for=None if summary else sid)  # (its findings logged before: still summed)
         except UsageError as exc:
             if strict and not isinstance(exc, UnreadableTranscript):
                 raise
@@ -140,7 +141,8 @@ def reflect_left(ws: Any, session: str | None, transcript: str, at: str | None) 
     rules = load_rules(ws)
     if not rules.end_reflect:
         return False
-    reflect_file(ws, transcript, apply=True, session=session, now=at, end_session=rules.end_summary)
+    reflect_file(ws, transcript, apply=True, session=session, now=at, end_session=rules.end_summary,
+                 summary_for=session)  # what the child logged before it died is summed too
     return True
 
 

@@ -126,6 +126,44 @@ def test_a_session_whose_handed_over_end_was_killed_is_ended_by_the_next_start_o
 
 
 
+@pytest.mark.embedded_only("holds the Kùzu file lock to keep the detached child waiting")
+def test_a_killed_end_that_had_logged_its_findings_is_ended_with_the_whole_summary(ws, shared_data):
+    """QA8 #3: the child logged every finding and died before it wrote the summary; the start that finished its end
+    found nothing new to log and ended the session with an empty summary ("Tasks Completed: (none)", no skill
+    candidate), dated by the start instead of the transcript's last turn."""
+    real = shared_data.joinpath(*TRANSCRIPT)
+    base = {"session_id": real.stem, "transcript_path": str(real), "cwd": str(ws.root), "permission_mode": "default"}
+    first = _start(ws.root, base, "2026-07-01T09:00")
+    # what the child logged before it died: the reflection without the end (as Codex's Stop runs it)
+    logged = _hook(ws.root, "session-end", {**base, "hook_event_name": "Stop"}, "--no-summary", now="2026-07-01T09:59")
+    assert logged.returncode == 0, logged.stderr
+    deadline = time.monotonic() + 300
+    while processes_of(ws.root, "session-end"):
+        assert time.monotonic() < deadline, "the detached reflection never finished"
+        time.sleep(0.05)
+    errors = len(busy._errors(ws.root))
+    assert errors and _ended(ws, first) is None
+    holder = FileLock(ws.root / "memory" / ".kg" / "graph.lock", timeout=30)
+    holder.acquire()
+    try:
+        end = _hook(ws.root, "session-end", {**base, "hook_event_name": "SessionEnd", "reason": "exit"},
+                    now="2026-07-01T10:00")
+        assert (end.returncode, end.stdout) == (0, ""), end.stderr
+        (child,) = processes_of(ws.root, "session-end")
+        os.kill(child, signal.SIGKILL)
+    finally:
+        holder.release()
+    _wait_gone(child)
+    assert _start(ws.root, {**base, "session_id": "other-runtime-session"}, "2026-07-01T11:00") != first
+    _children_done(ws.root)
+    assert _ended(ws, first) == "2025-09-07T09:54"  # the transcript's last turn, as the child would have dated it
+    text = (ws.root / "memory" / "sessions" / f"{first}.md").read_text(encoding="utf-8")
+    done = text.split("## Tasks Completed\n")[1].split("\n")[0]
+    assert done == f"- Reflected on {real} (claude-code, " + done.split("(claude-code, ")[1], done
+    assert done.endswith(f": {errors} error"), done
+    assert len(busy._errors(ws.root)) == errors  # nothing logged twice
+
+
 def test_a_left_end_whose_transcript_is_gone_is_ended_from_what_was_logged(ws, shared_data, tmp_path):
     """The record a dead child left names a transcript deleted since: the next start ends the session from what
     was logged, and Open Items says the reflection was not done and why."""

@@ -119,6 +119,9 @@ def test_codex_reflects_each_turn_into_its_own_session_and_ends_it(ws, shared_da
     _until_gone(ws.root, "session-end")
     assert _state(ws, first, second) == [False, True] and ws.current_session() == second
     assert _summary(ws, first).exists() and not _summary(ws, second).exists()
+    # what the Stops logged is the session's too: its summary sums the whole rollout (it said "(none)", QA8 #3)
+    done = _summary(ws, first).read_text(encoding="utf-8").split("## Tasks Completed\n")[1].split("\n")[0]
+    assert done.startswith(f"- Reflected on {a} (codex, ") and f"{len(found)} error" in done, done
 
 
 # The gateway's side: the handler imported once, as the gateway does; one event per line on stdin, each awaited;
