@@ -213,6 +213,34 @@ def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8",
             pass
         raise
     fsync_dir(path.parent)
+    _drop_left(path)
+
+
+def _drop_left(path: Path) -> None:
+    """Remove the temporary files of `path` that writers killed before their rename left (`.AGENTS.md.<pid>.<thread>
+    .tmp` in a project's root after a `kg approve` killed mid-write, QA8 #5): only those whose process is gone."""
+    prefix = f".{path.name}."
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):-len(".tmp")].split(".")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            try:
+                os.unlink(path.parent / name)
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # (another user's: alive)
+    return True
 
 
 def _check_unchanged(path: Path, base: bytes | None) -> None:

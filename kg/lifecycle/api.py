@@ -119,6 +119,11 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
     lp = load_policy(ws)
     with holding(ws) as st:
         q = _proposal(st, number)
+        if q["status"] == "approved":  # again: an approve killed after the graph took it wrote no file (QA8 #5)
+            written = [p.as_dict() for p in Lifecycle(ws, st, at).export() if p.action != "none"]
+            if written:
+                return {"number": number, "type": q["type"], "action": "approved already; its file written now",
+                        "files": written}
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}; `kg propose` lists the pending ones")
         _not_before(q, at, number)

@@ -1,0 +1,43 @@
+"""`kg approve N` killed after the graph took the approval and before its file was renamed into place (QA8 #5): the
+rule was in no file, `kg approve N` again refused ("already approved") and the killed write's temporary file stayed
+beside the target. Approving it again writes the file, and the next write of that file removes what a dead writer
+left. The real console entry, killed (SIGKILL) at the rename by `kg.core.files.BEFORE_REPLACE`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from tests.cli.test_resolve_proposals import _ok, _proposed
+
+KILLED_AT_RENAME = """
+import os, signal, sys
+from kg.core import files
+target = sys.argv.pop(1)
+files.BEFORE_REPLACE = lambda path: os.kill(os.getpid(), signal.SIGKILL) if path.name == target else None
+from kg.cli.entry import main
+sys.argv = ["kg", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+def test_an_approve_killed_before_its_file_was_written_writes_it_when_approved_again(ws, run_kg):
+    _proposed(run_kg)
+    (proposal,) = _ok(run_kg("propose --json")).json
+    target = ws.root / proposal["target"]
+    before = target.read_bytes() if target.exists() else None
+    env = {**os.environ, "KG_SERVER": "0", "KG_NOW": "2026-10-26T10:00:00"}
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT_RENAME, target.name, "-w", str(ws.root), "approve", "1"],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr)
+    left = [n for n in os.listdir(ws.root) if n.startswith(f".{target.name}.") and n.endswith(".tmp")]
+    assert left and (target.read_bytes() if target.exists() else None) == before  # what the kill leaves
+    again = _ok(run_kg("approve 1 --json --now 2026-10-26T10:05:00")).json
+    assert again["action"] == "approved already; its file written now", again
+    assert [f["path"] for f in again["files"]] == [proposal["target"]], again
+    assert proposal["text"].split("\n")[0][:40] in target.read_text(encoding="utf-8")
+    assert not [n for n in os.listdir(ws.root) if n.startswith(f".{target.name}.") and n.endswith(".tmp")]
+    r = run_kg("approve 1 --now 2026-10-26T10:06:00")  # written: a third approve has nothing to do
+    assert r.exit_code == 2 and "already approved" in r.stderr, (r.exit_code, r.stderr)
