@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from kg.core.errors import FileChanged, UnusableFile
 STATE = Path("memory") / ".kg"  # the folder that makes a folder a workspace (kg.workspace_root.MARKER)
 ANY: Any = object()  # `base` when kg replaces a file whatever it holds now (its own state files)
 BEFORE_REPLACE: Any = None  # a test hook: called with the path after the new content is on disk, before the check
+LEFT_TMP_AGE_S = 60.0  # a dead writer's temporary file this old is removed by the next write of its file
 TRIES = 5  # how many times a read-merge-write of a file someone keeps writing is made from a fresh read (`retried`)
 T = TypeVar("T")
 
@@ -218,7 +220,8 @@ def atomic_writer(path: Path, *, text: bool = False, encoding: str = "utf-8",
 
 def _drop_left(path: Path) -> None:
     """Remove the temporary files of `path` that writers killed before their rename left (`.AGENTS.md.<pid>.<thread>
-    .tmp` in a project's root after a `kg approve` killed mid-write, QA8 #5): only those whose process is gone."""
+    .tmp` in a project's root after a `kg approve` killed mid-write, QA8 #5): only those whose process is gone and
+    that are a minute old (a writer in another pid namespace, a container sharing the folder, is not seen here)."""
     prefix = f".{path.name}."
     try:
         names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
@@ -226,11 +229,13 @@ def _drop_left(path: Path) -> None:
         return
     for name in names:
         pid = name[len(prefix):-len(".tmp")].split(".")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            try:
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            if time.time() - os.stat(path.parent / name).st_mtime > LEFT_TMP_AGE_S:
                 os.unlink(path.parent / name)
-            except OSError:
-                pass
+        except OSError:
+            pass
 
 
 def _alive(pid: int) -> bool:

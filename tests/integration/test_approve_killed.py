@@ -1,7 +1,7 @@
 """`kg approve N` killed after the graph took the approval and before its file was renamed into place (QA8 #5): the
 rule was in no file, `kg approve N` again refused ("already approved") and the killed write's temporary file stayed
 beside the target. Approving it again writes the file, and the next write of that file removes what a dead writer
-left. The real console entry, killed (SIGKILL) at the rename by `kg.core.files.BEFORE_REPLACE`."""
+left (a minute old). The real console entry, killed (SIGKILL) at the rename by `kg.core.files.BEFORE_REPLACE`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def test_an_approve_killed_before_its_file_was_written_writes_it_when_approved_a
     assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr)
     left = [n for n in os.listdir(ws.root) if n.startswith(f".{target.name}.") and n.endswith(".tmp")]
     assert left and (target.read_bytes() if target.exists() else None) == before  # what the kill leaves
+    old = os.stat(ws.root / left[0]).st_mtime - 120  # (a live writer's in another pid namespace is never this old)
+    os.utime(ws.root / left[0], (old, old))
     again = _ok(run_kg("approve 1 --json --now 2026-10-26T10:05:00")).json
     assert again["action"] == "approved already; its file written now", again
     assert [f["path"] for f in again["files"]] == [proposal["target"]], again
