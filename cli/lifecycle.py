@@ -43,6 +43,9 @@ def _render_cycle(d: dict[str, Any]) -> str:
     if any(dec[k] for k in ("demoted", "stale", "expired", "restored")):
         lines.append(f"  🍂 decay: {dec['demoted']} demoted, {dec['stale']} stale, {dec['expired']} expired "
                      f"(wont_fix), {dec['restored']} restored")
+    if dec.get("proposals_skipped"):
+        lines.append(f"  🍂 proposals skipped, their patterns expired: "
+                     f"{', '.join(f'#{n}' for n in dec['proposals_skipped'])}")
     if dec.get("revived"):
         lines.append(f"  🌱 recurred after decay expired them, candidates again: {', '.join(dec['ids']['revived'])}"
                      + (f" (+{dec['revived'] - len(dec['ids']['revived'])} more)"

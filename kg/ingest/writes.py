@@ -239,12 +239,18 @@ def resolve(ws: Workspace, entry_id: str, status: str, *, now: datetime | str | 
 def _skip_proposals(st: Any, pattern: dict[str, Any], at: datetime) -> list[int]:
     """A person closed `pattern`: its pending proposals (a promotion, an imported rule's or principle's) are
     skipped, saying so, or approving one promoted the pattern they closed. Their numbers."""
+    key = pattern.get("pattern_key") or pattern["id"]
+    return skip_proposals_of(st, {pattern["id"]: f"pattern '{key}' closed by a person (kg resolve --status wont_fix, "
+                                                 f"{at:%Y-%m-%d}); `kg resolve {key} --status active` reopens it"}, at)
+
+
+def skip_proposals_of(st: Any, reasons: dict[str, str], at: datetime) -> list[int]:
+    """Skip the pending proposals about the patterns in `reasons` (pattern id: why), each with its pattern's reason;
+    their numbers."""
     from kg.store.schema import meta_key
 
-    key = pattern.get("pattern_key") or pattern["id"]
-    reason = (f"pattern '{key}' closed by a person (kg resolve --status wont_fix, {at:%Y-%m-%d}); "
-              f"`kg resolve {key} --status active` reopens it")
-    rows = [q for q in st.run("lc_proposals", statuses=["pending"]) if q["node"] == pattern["id"]]
+    rows = [q for q in st.run("lc_proposals", statuses=["pending"]) if q["node"] in reasons]
     for q in rows:
-        st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="skipped", reason=reason, at=at)
+        st.run("lc_proposal_decide", key=meta_key("Proposal", q["id"]), status="skipped", reason=reasons[q["node"]],
+               at=at)
     return [q["number"] for q in rows]

@@ -287,6 +287,30 @@ class Lifecycle:
                 self.st.run("lc_stage_load", rows=updates)
             with naming(self.st, [u["id"] for u in updates]):  # (issue 17) the side index rereads only these
                 self.st.run("lc_decay_apply")
+        self._skip_closed()
+
+    def _skip_closed(self) -> None:
+        """The pending proposals about a pattern decay closed (wont_fix, now or in a cycle of an older kg) are
+        skipped, as a person's close skips them (`kg resolve`): they stayed listed in the brief and `kg propose`,
+        and `kg approve` refused each (QA9 #1)."""
+        waiting = sorted({q["node"] for q in self.st.run("lc_proposals", statuses=["pending"])
+                          if q["node_kind"] == "pattern"})
+        closed = [n for n in (self.st.run("node_get", id=i)[0]["n"] for i in waiting)
+                  if n.get("status") == self.lp.decay.expired_status]
+        if not closed:
+            return
+        from kg.ingest.writes import skip_proposals_of
+
+        reasons = {}
+        for n in closed:
+            key = n.get("pattern_key") or n["id"]
+            why = (f"expired: not seen for {self.lp.decay.expire_days} days" if int(n.get("decay_stage") or 0) >= 3
+                   else f"closed ({n['status']})")
+            reasons[n["id"]] = (f"pattern '{key}' {why} ({self.now:%Y-%m-%d}); it comes back when it recurs, or "
+                                f"`kg resolve {key} --status active` reopens it")
+        skipped = skip_proposals_of(self.st, reasons, self.now)
+        if skipped:
+            self.report.decayed.setdefault("proposals_skipped", []).extend(skipped)
 
     # -- 4. conflicts ---------------------------------------------------------------------------------------
     def rule_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -35,20 +35,32 @@ def test_closing_a_pattern_skips_its_pending_promotion_proposal(ws, run_kg):
     assert not soul.exists() or "Ask before deleting" not in soul.read_text()
 
 
-def test_approve_refuses_a_proposal_whose_pattern_is_closed(ws, run_kg):
-    """A proposal still pending about a closed pattern (here decay expired it while the proposal waited; an older
-    kg's close left them pending too): approving it promoted the closed pattern. Refused, saying how to reopen."""
+def test_a_proposal_whose_pattern_decay_expired_is_skipped_by_the_cycle(ws, run_kg):
+    """A proposal still pending about a pattern decay expired while it waited stayed listed (the brief, `kg propose`)
+    and `kg approve` refused it ("wont_fix (closed)"), nobody able to act on it (QA9 #1). The cycle that expires the
+    pattern skips it, as a person's close does, saying why and how to reopen."""
     _proposed(run_kg)
-    _ok(run_kg("cycle --json --future --now 2027-02-01T09:00:00"))  # 98 days unreinforced: decay expires it
+    rep = _ok(run_kg("cycle --json --future --now 2027-02-01T09:00:00")).json  # 98 days unreinforced: expired
+    assert rep["decayed"]["proposals_skipped"] == [1], rep["decayed"]
     assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "wont_fix"
+    assert _ok(run_kg("propose --json")).json == []
+    text = _ok(run_kg("cycle --dry-run --future --now 2027-02-01T09:00:00")).stdout
+    assert "proposals skipped" not in text  # (once: the next cycle has nothing left to skip)
     r = run_kg("approve 1 --future --now 2027-02-01T10:00:00")
     assert (r.exit_code, r.stdout) == (2, ""), (r.exit_code, r.stdout, r.stderr)
-    assert f"pattern {KEY} is wont_fix (closed): `kg resolve {KEY} --status active` first" in r.stderr, r.stderr
-    assert "kg skip 1" in r.stderr, r.stderr
-    assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "wont_fix"
-    _ok(run_kg(f"resolve {KEY} --status active --now 2027-02-01T11:00:00"))
-    _ok(run_kg("approve 1 --future --now 2027-02-01T12:00:00"))  # the person reopened it: theirs to promote
-    assert _ok(run_kg(f"patterns show {KEY} --json")).json["pattern"]["status"] == "promoted"
+    assert "proposal #1 is already skipped" in r.stderr, r.stderr
+    brief = _ok(run_kg("hook session-start --json --now 2027-02-01T10:00:00")).json
+    assert not brief["counts"].get("proposals"), brief["counts"]
+    with ws.reading() as st:
+        (q,) = [q for q in st.run("lc_proposals", statuses=["skipped"]) if q["number"] == 1]
+    assert q["reason"].startswith(f"pattern '{KEY}' expired: not seen for 90 days (2027-02-01)"), q["reason"]
+    assert f"`kg resolve {KEY} --status active` reopens it" in q["reason"], q["reason"]
+
+
+def test_the_cycle_says_which_proposals_it_skipped(ws, run_kg):
+    _proposed(run_kg)
+    text = _ok(run_kg("cycle --future --now 2027-02-01T09:00:00")).stdout
+    assert "🍂 proposals skipped, their patterns expired: #1" in text, text
 
 
 def test_a_promotion_proposal_whose_pattern_an_approved_import_promoted_is_closed_by_the_cycle(ws, run_kg, tmp_path,
