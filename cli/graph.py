@@ -48,7 +48,8 @@ def edge_add(
 
 def show(
     ctx: typer.Context,
-    node_id: Annotated[str, typer.Argument(metavar="ID", help="A node or entry id, or a pattern's key.")],
+    node_id: Annotated[str, typer.Argument(metavar="ID",
+                                           help="A node or entry id, a pattern's key, or a change's id (chg-…).")],
     as_json: JsonOpt = False,
 ) -> None:
     """Show a node, its fields and its edges."""
@@ -58,6 +59,8 @@ def show(
 
 
 def _render_show(d: dict[str, Any]) -> str:
+    if "change" in d:
+        return _render_change(d["change"])
     n = d["node"]
     label = n.get("entry_type") or n["kind"]
     lines = [f"[{n['id']}] {label}: {n['text']}"]
@@ -79,6 +82,20 @@ def _render_show(d: dict[str, Any]) -> str:
             how = "manual" if e["manual"] else f"auto {e['score']:.2f}"
             arrow = f"──{e['type']}──►" if e["direction"] == "out" else f"◄──{e['type']}──"
             lines.append(f"    {arrow} [{e['other']}] {(e['other_text'] or '')[:50]}  ({how}; {e['reason']})")
+    return "\n".join(lines)
+
+
+def _render_change(c: dict[str, Any]) -> str:
+    lines = [f"[{c['id']}] rule in {c['target']} ({c['status']}): {c['text']}"]
+    if c.get("key") or c.get("pattern"):
+        lines.append(f"  pattern: {c.get('key') or c['pattern']}" + (f" [{c['pattern']}]" if c.get("key") else ""))
+    for key in ("source", "proposal", "applied_at", "next_check", "verdict", "verdict_at", "rate_before",
+                "rate_after", "check_count", "reverted_at", "revert_reason", "hypothesis"):
+        if c.get(key) not in (None, ""):
+            lines.append(f"  {key}: {c[key]}")
+    if c.get("evidence"):
+        lines.append("  evidence:")
+        lines += [f"    {line}" for line in c["evidence"]]
     return "\n".join(lines)
 
 

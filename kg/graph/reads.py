@@ -37,7 +37,8 @@ def pattern_of(st: Store, key: str | None) -> dict[str, Any] | None:
 
 def show(ws: Workspace, node_id: str) -> dict[str, Any]:
     """A node with its edges in both directions (and, for a pattern, its derived recurrence). A pattern is taken by
-    its key too, as `kg resolve` and `kg patterns show` take it."""
+    its key too, as `kg resolve` and `kg patterns show` take it; a change (a rule kg applied) by its id, as
+    `{"change": ...}`."""
     with ws.reading() as st:
         try:
             node = get_node(st, node_id)
@@ -47,6 +48,9 @@ def show(ws: Workspace, node_id: str) -> dict[str, Any]:
             try:
                 node = find(st, node_id)
             except NotFound:
+                change = _change(st, node_id)
+                if change is not None:
+                    return {"change": change}
                 raise missing from None  # no node has that id, no pattern that key: said as for an id
             node_id = node["id"]
         edges = [plain(e, hide=HIDDEN_COLUMNS) for e in st.run("node_edges", id=node_id)]
@@ -54,6 +58,18 @@ def show(ws: Workspace, node_id: str) -> dict[str, Any]:
             node["recurrence"] = pattern_of(st, node.get("pattern_key"))
     edges.sort(key=lambda e: (e["direction"], e["type"], e["other"]))
     return {"node": plain(node, hide=HIDDEN_COLUMNS), "edges": edges}
+
+
+def _change(st: Store, given: str) -> dict[str, Any] | None:
+    """A rule kg applied (a change: `chg-…`, as the brief's Verifications Due names it), or None: its file, block,
+    text, pattern, status, verdict, checks and dated evidence (QA9 #6: `kg show` and the MCP show tool found none)."""
+    want = given.strip().strip("[]").strip().lower()
+    if not want.startswith("chg-"):
+        return None
+    for c in st.run("lc_changes_all"):
+        if str(c["id"]).lower() == want:
+            return plain(c, hide=HIDDEN_COLUMNS)
+    return None
 
 
 def list_nodes(ws: Workspace, *, type: str | None = None, status: str | None = None,
