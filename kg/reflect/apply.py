@@ -398,7 +398,7 @@ def _write_summary(ws: Any, report: ReflectReport, result: Reflection, at: datet
         if f["session"] == session:
             counts[f["kind"]] = counts.get(f["kind"], 0) + 1
     summary = (f"Reflected on {report.source} ({report.format}, {report.turns} turns): "
-               + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())))
+               + (", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "no findings"))
     open_items = [f"Skill candidate: {t['request'][:100] or '(before the user spoke)'} "
                   f"({t['tool_calls']} tool calls, {t['position']})"
                   for t in report.skill_candidates if t.get("session", session) == session]
