@@ -324,3 +324,31 @@ def test_a_message_the_sdk_drops_is_not_waited_for_at_eof(ws, need, odd):
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [a["id"] for a in answers if "result" in a] == [0]
     assert [a["error"]["code"] for a in answers if "error" in a] == [-32600]
+
+
+def test_a_client_that_hangs_up_after_a_call_ends_the_server_quietly(ws, need):
+    """A client that sends a tool call and closes both pipes (gone, as an editor's window closed): writing the answer
+    raised BrokenPipeError, which ended `kg mcp` with "unexpected failure: ExceptionGroup ... Please report this",
+    exit 1. Hanging up is ordinary: exit 0, nothing on stderr, and the call still done (the entry kept, applied)."""
+    need("mcp")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "mcp"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}) + "\n")
+    proc.stdin.flush()
+    assert '"id":0' in proc.stdout.readline()
+    logged = {"name": "log", "arguments": {"kind": "learning", "summary": "kept though nobody read it"}}
+    for msg in [{"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": logged}]:
+        proc.stdin.write(json.dumps(msg) + "\n")
+    proc.stdin.flush()
+    proc.stdout.close()  # the client is gone before the answer is written
+    proc.stdin.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert "unexpected failure" not in err and "report" not in err and "Traceback" not in err, err
+    again = kg.open_workspace(ws.root)
+    assert not again.journal.has_pending()
+    listed = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "list", "--json"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    assert [e["text"] for e in json.loads(listed.stdout)] == ["kept though nobody read it"]
