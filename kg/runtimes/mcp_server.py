@@ -13,6 +13,7 @@ library errors come back as tool errors with kg's message.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -278,6 +279,8 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         _one_line_argument_errors(tool, log_problems if tool.name == "log" else None)
         arguments[tool.name] = list(tool.parameters.get("properties", {}))
 
+    _redact_every_echo(server)
+
     def wait_applied() -> None:
         """Join every apply thread `log` started, so no Kùzu object is alive in another thread at exit."""
         while appliers:
@@ -285,6 +288,40 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
     server.kg_wait_applied = wait_applied  # type: ignore[attr-defined]
     return server
+
+
+class _Redacted(logging.Filter):
+    """A log line redacted as a tool error is: the SDK logs what a client sent (a tool's name) as it came."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from kg.redaction.redact import redact_report
+
+        try:
+            said = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted: the handler says so, as ever
+            return True
+        record.msg, record.args = redact_report(said), ()
+        return True
+
+
+def _redact_every_echo(server: MCPServer) -> None:
+    """Whatever the SDK itself says back of a call goes through kg's redactor, as the tools' own errors do (`answer`):
+    a tool name holding a token came back as "Unknown tool: ghp_..." and the stderr log line repeated it (QA9 #2)."""
+    from kg.redaction.redact import redact_report
+
+    sdk_call = server.call_tool
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await sdk_call(name, arguments, context)
+        except ToolError as exc:  # the same error (its type, its cause: the SDK logs from them), its words redacted
+            exc.args = (redact_report(str(exc)),)
+            raise
+
+    server.call_tool = call_tool  # type: ignore[method-assign] # _handle_call_tool calls it through the instance
+    for handler in logging.getLogger().handlers:  # the SDK's own (configure_logging: the root's, to stderr)
+        if not any(isinstance(f, _Redacted) for f in handler.filters):
+            handler.addFilter(_Redacted())
 
 
 def unwrap_id(text: str) -> str:

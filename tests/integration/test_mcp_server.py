@@ -352,3 +352,17 @@ def test_a_client_that_hangs_up_after_a_call_ends_the_server_quietly(ws, need):
     listed = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "list", "--json"],
                             capture_output=True, text=True, timeout=120, check=True)
     assert [e["text"] for e in json.loads(listed.stdout)] == ["kept though nobody read it"]
+
+
+def test_a_token_in_a_tool_name_is_redacted_in_the_answer_and_the_log(ws, need, monkeypatch):
+    """A tool name holding a token was echoed back whole ("Unknown tool: ghp_...") and the server's stderr log line
+    repeated it; every other tool error goes through kg's redactor."""
+    need("mcp")
+    monkeypatch.setenv("COLUMNS", "400")  # the SDK's log lines on one line each: a token is not cut by a wrap
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    answers, other, err = _stdio(ws.root, [("tools/call", {"name": token, "arguments": {}}),
+                                           ("tools/call", {"name": "status", "arguments": {}})])
+    said = answers[1]["result"]["content"][0]["text"]
+    assert answers[1]["result"]["isError"] and said == "Unknown tool: [REDACTED:github_token]", said
+    assert token not in json.dumps(answers) and token not in err and "[REDACTED:github_token]" in err, err
+    assert not answers[2]["result"]["isError"] and not other
