@@ -234,10 +234,15 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         return call(lambda: ws().show(unwrap_id(id)), "show")
 
     @server.tool(description="Move a logged entry (an LRN/ERR/FEAT id) to another status, e.g. resolved once its "
-                             "problem is fixed.")
-    def resolve(id: Annotated[str, Field(description="The entry's id (brackets as the brief prints it are fine).")],
-                status: Annotated[Literal["pending", "in_progress", "resolved", "wont_fix", "promoted"],
-                                  Field(description="The new status.")] = "resolved") -> dict[str, Any]:
+                             "problem is fixed; or close a pattern (its id or key) with wont_fix, or reopen it with "
+                             "active.")
+    def resolve(id: Annotated[str, Field(description="The entry's id (brackets as the brief prints it are fine), or "
+                                                     "a pattern's id or key.")],
+                # `active` is a pattern's alone: kg says so of an entry, as `kg resolve` does (QA9 #3: a pattern
+                # closed here could not be reopened here)
+                status: Annotated[Literal["pending", "in_progress", "resolved", "wont_fix", "promoted", "active"],
+                                  Field(description="The new status: for a pattern, wont_fix or active.")]
+                = "resolved") -> dict[str, Any]:
         return call(lambda: ws().resolve(unwrap_id(id), status), "resolve")
 
     @server.tool(description="The proposals waiting for the user's decision, by number.")

@@ -366,3 +366,25 @@ def test_a_token_in_a_tool_name_is_redacted_in_the_answer_and_the_log(ws, need, 
     assert answers[1]["result"]["isError"] and said == "Unknown tool: [REDACTED:github_token]", said
     assert token not in json.dumps(answers) and token not in err and "[REDACTED:github_token]" in err, err
     assert not answers[2]["result"]["isError"] and not other
+
+
+def test_resolve_reopens_a_pattern_it_closed_and_says_what_kg_resolve_says_of_an_entry(ws, need):
+    """`resolve` closed a pattern (wont_fix) but its schema had no `active`, so it could not reopen it, as `kg resolve
+    KEY --status active` does. `active` on a logged entry is refused in the words `kg resolve` uses."""
+    need("mcp")
+    entry = ws.log("learning", "run the linter before the tests", pattern_key="wf.lint_first", wait=True).id
+    answers, other, err = _stdio(ws.root, [
+        ("tools/call", {"name": "resolve", "arguments": {"id": "wf.lint_first", "status": "wont_fix"}}),
+        ("tools/call", {"name": "resolve", "arguments": {"id": "wf.lint_first", "status": "active"}}),
+        ("tools/call", {"name": "resolve", "arguments": {"id": entry, "status": "active"}})])
+    closed, reopened, refused = (answers[i]["result"] for i in (1, 2, 3))
+    assert not closed["isError"] and closed["structuredContent"]["status"] == "wont_fix", closed
+    assert not reopened["isError"], reopened
+    assert (reopened["structuredContent"]["previous"], reopened["structuredContent"]["status"]) == ("wont_fix",
+                                                                                                    "active")
+    assert kg.open_workspace(ws.root).show("wf.lint_first")["node"]["status"] == "active"
+    cli = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "resolve", entry, "--status",
+                          "active"], capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 2 and cli.stderr.startswith("Error: unknown status 'active'"), cli.stderr
+    said = cli.stderr.strip().removeprefix("Error: ")
+    assert refused["isError"] and refused["content"][0]["text"] == f"Error executing tool resolve: {said}", refused
