@@ -37,7 +37,9 @@ Show `propose` results to the user; when they say "approve N" call `approve`, wh
 with their reason."""
 
 
-def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServer:
+def build_server(root: str | Path, *, rules_dir: Path | None = None, future: bool = False) -> MCPServer:
+    """The server of the workspace at `root`. With `future`, approve and skip decide at a KG_NOW more than a day
+    after this machine's clock (`kg mcp --future`, as `kg approve --future`); without it they refuse to."""
     from kg.workspace import open_workspace
 
     root = Path(root)
@@ -251,18 +253,35 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
         return {"proposals": call(lambda: run(ws()), "propose")}
 
+    def decided(decide: Callable[[Any, Any], T]) -> Callable[[], T]:
+        """A decision on a proposal (approve, skip) at this server's time, refused as `kg approve` refuses it when
+        that time is more than a day after the machine's clock, unless the server was started with --future
+        (QA9 #4a: the tools applied it)."""
+        from kg.cli.lifecycle import STATE_HARM, not_a_future_day
+        from kg.core import clock
+
+        def run() -> T:
+            w = ws()  # first: a KG_NOW without an offset is read in the workspace's clock zone
+            at = clock.now(None)
+            if not future:
+                not_a_future_day(at, STATE_HARM, allow="start the server with `kg mcp --future` to decide at that "
+                                                       "day on purpose")
+            return decide(w, at)
+
+        return run
+
     @server.tool(description="Carry out proposal N (only when the user said \"approve N\").")
     def approve(number: Annotated[int, Field(ge=1, description="The proposal's number.")]) -> dict[str, Any]:
         from kg.lifecycle.api import approve as run
 
-        return call(lambda: run(ws(), number), "approve")
+        return call(decided(lambda w, at: run(w, number, at)), "approve")
 
     @server.tool(description="Decline proposal N with the user's reason (when the user said \"skip N\").")
     def skip(number: Annotated[int, Field(ge=1)],
              reason: Annotated[str, Field(min_length=1, description="Why, in the user's words.")]) -> dict[str, Any]:
         from kg.lifecycle.api import skip as run
 
-        return call(lambda: run(ws(), number, reason), "skip")
+        return call(decided(lambda w, at: run(w, number, reason, at)), "skip")
 
     def log_problems(given: dict[str, Any], refused: set[str]) -> list[str]:
         """kg's own refusals of the `log` arguments the schema took, beside the schema's refusals: each named."""
