@@ -57,7 +57,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
 
     arguments: dict[str, list[str]] = {}  # each tool's argument names, filled once the tools are registered
 
-    def answer(fn: Callable[[], T], tool: str = "") -> T:
+    def answer(fn: Callable[[], T], tool: str = "", given: dict[str, Any] | None = None) -> T:
         from kg.cli.common import bad_input, os_failure
         from kg.redaction.redact import redact_report, redact_value
 
@@ -65,16 +65,19 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
             # the gate on every answer: a query or message echoed back carries whatever the caller typed
             return redact_value(fn())
         except KgError as exc:
+            # the library names the first problem of the arguments `given`: name each (QA9 #5)
+            own = own_problems(tool, given) if isinstance(exc, UsageError) and given is not None else []
             # the library speaks the command line's words (`--budget`, `kg propose`): say them as tools and arguments
-            said = in_tool_words(str(exc), tool, arguments.get(tool, ()), arguments)
+            said = in_tool_words("; ".join(own) or str(exc), tool, arguments.get(tool, ()), arguments)
             raise ToolError(redact_report(said)) from None
         except OSError as exc:  # as `kg` says it: anything else reaches the client as a bare "Error executing tool"
             raise ToolError(redact_report(os_failure(exc))) from None
         except (UnicodeError, OverflowError, RecursionError) as exc:
             raise ToolError(redact_report(bad_input(exc) or str(exc))) from None
 
-    def call(fn: Callable[[], T], tool: str = "") -> T:
-        """A tool's work on the graph: one at a time in this process, then through the answer gate."""
+    def call(fn: Callable[[], T], tool: str = "", given: dict[str, Any] | None = None) -> T:
+        """A tool's work on the graph: one at a time in this process, then through the answer gate (kg's refusal of
+        the arguments `given` names each one it refuses)."""
 
         def locked() -> T:
             with turn:
@@ -90,7 +93,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
             finally:
                 graph.release()
 
-        return answer(locked, tool)
+        return answer(locked, tool, given)
 
     def drain_round() -> bool:
         """One polite drain under the graph lock, handing it to a waiting tool call between two records (and to
@@ -191,7 +194,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
             why = None if hits else common_words_only(ws(), asked)
             return {"query": asked, "hits": hits, **({"reason": why} if why else {})}
 
-        return call(found, "search")
+        return call(found, "search", {"query": asked, "type": type})
 
     @server.tool(description="What is remembered about a topic (or the topic of a message): recent files and "
                              "graph nodes.")
@@ -283,24 +286,39 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
 
         return call(decided(lambda w, at: run(w, number, reason, at)), "skip")
 
-    def log_problems(given: dict[str, Any], refused: set[str]) -> list[str]:
-        """kg's own refusals of the `log` arguments the schema took, beside the schema's refusals: each named."""
-        if not isinstance(given, dict):
+    def own_problems(tool: str, given: Any, refused: set[str] | frozenset[str] = frozenset()) -> list[str]:
+        """kg's own refusals of a tool's arguments `given` (those the schema took: not `refused`), each named: the
+        library stops at its first. One check for every tool that has them (`log`'s fields, `search`'s query and
+        type), beside the schema's refusals and in place of the library's first; [] when kg refuses none."""
+        if not isinstance(given, dict) or tool not in CHECKS:
             return []
-        kept = {k: v for k, v in given.items() if k not in refused and k in arguments["log"]}
+        kept = {k: v for k, v in given.items() if k not in refused and k in arguments.get(tool, ())}
+        try:
+            return CHECKS[tool](ws(), kept)
+        except Exception:  # noqa: BLE001 - the refusal in hand is the answer; this only adds to it
+            return []
+
+    def log_checks(w: Any, kept: dict[str, Any]) -> list[str]:
         kept.setdefault("kind", "learning")
         kept.setdefault("summary", "x")  # a missing summary is the schema's to name
-        try:
-            said = entry_problems(ws(), kept)
-        except Exception:  # noqa: BLE001 - the schema's refusal is the answer; this only adds to it
-            return []
-        return [in_tool_words(s, "log", arguments["log"], arguments) for s in said]
+        return entry_problems(w, kept)
+
+    def search_checks(w: Any, kept: dict[str, Any]) -> list[str]:
+        from kg.memory.search import argument_problems
+
+        return argument_problems(w, kept.get("query", "x"), kept.get("type"))  # a missing query is the schema's
+
+    CHECKS: dict[str, Callable[[Any, dict[str, Any]], list[str]]] = {"log": log_checks, "search": search_checks}
+
+    def schema_and_own(tool: str) -> Callable[[dict[str, Any], set[str]], list[str]]:
+        return lambda given, refused: [in_tool_words(s, tool, arguments[tool], arguments)
+                                       for s in own_problems(tool, given, refused)]
 
     # The SDK (mcp 2.3) has no public way to list a server's Tool objects or to make their argument models
     # strict; its ToolManager is the one place they live.
     for tool in server._tool_manager.list_tools():
         _refuse_unknown_arguments(tool)
-        _one_line_argument_errors(tool, log_problems if tool.name == "log" else None)
+        _one_line_argument_errors(tool, schema_and_own(tool.name))
         arguments[tool.name] = list(tool.parameters.get("properties", {}))
 
     _redact_every_echo(server)
@@ -385,7 +403,7 @@ def _one_line_argument_errors(tool: Any, also: Callable[[dict[str, Any], set[str
             if not isinstance(cause, ValidationError):
                 raise
             errors = cause.errors(include_url=False)
-            said = argument_errors(tool.name, errors)
+            said = argument_errors(tool.name, errors, takes=list(tool.parameters.get("properties", {})))
             if also is not None:
                 refused = {str(e["loc"][0]) for e in errors if e.get("loc")}
                 said = "; ".join([said, *also(arguments, refused)])
@@ -397,19 +415,15 @@ def _one_line_argument_errors(tool: Any, also: Callable[[dict[str, Any], set[str
 
 def _refuse_unknown_arguments(tool: Any) -> None:
     """Make a tool refuse arguments it does not take (MCP clients expect `additionalProperties: false` and an
-    error naming the stray argument, not a silent drop), and arguments of another JSON type than its schema says:
-    pydantic's lax mode read `true` and "1" as the number 1, so `approve` with `{"number": true}` approved
-    proposal #1. A malformed call is refused, never guessed at."""
+    error naming the stray argument, not a silent drop; named with the other arguments refused: QA9 #5, an
+    unknown argument refused before the others were looked at hid them), and arguments of another JSON type than
+    its schema says: pydantic's lax mode read `true` and "1" as the number 1, so `approve` with `{"number":
+    true}` approved proposal #1. A malformed call is refused, never guessed at."""
     base = tool.fn_metadata.arg_model
-    allowed = [f.alias or name for name, f in base.model_fields.items()]
     whole = {f.alias or name for name, f in base.model_fields.items() if int in (f.annotation, *get_args(f.annotation))}
 
     def check(cls: type, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(allowed))
-            if unknown:
-                raise ValueError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: "
-                                 f"{tool.name} takes {', '.join(allowed) or 'no arguments'}")
+        if isinstance(data, dict):  # an unknown argument is `extra="forbid"`'s to refuse, beside every other one
             # JSON Schema's integer is any number with no fraction: 1.0 is the 1 a client's float arithmetic sent
             data = {k: int(v) if k in whole and type(v) is float and v.is_integer() else v for k, v in data.items()}
         return data

@@ -38,14 +38,20 @@ def in_tool_words(message: str, tool: str, arguments: Iterable[str], tools: Iter
     return _METAVAR.sub(metavar, _FLAG.sub(flag, _COMMAND.sub(command, message)))
 
 
-def argument_errors(tool: str, errors: Iterable[Mapping[str, Any]]) -> str:
+def argument_errors(tool: str, errors: Iterable[Mapping[str, Any]], takes: Iterable[str] = ()) -> str:
     """pydantic's `ValidationError.errors()` as one line: `kind: should be 'learning', 'error' or 'feature' (got
-    'bogus'); summary: required`."""
-    parts = []
+    'bogus'); summary: required`. Arguments the tool does not take (`extra_forbidden`) come first, in one part
+    saying the ones it `takes`: `unknown argument colour: log takes kind, summary, ...`."""
+    errors = list(errors)
+    unknown = sorted({".".join(map(str, e.get("loc", ()))) for e in errors if e.get("type") == "extra_forbidden"})
+    parts = [f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: {tool} takes "
+             f"{', '.join(takes) or 'no arguments'}"] if unknown else []
     for err in errors:
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
         msg = str(err.get("msg", "invalid"))
         kind = err.get("type", "")
+        if kind == "extra_forbidden":
+            continue
         if kind == "missing":
             parts.append(f"{where}: required" if where else "an argument is missing")
             continue

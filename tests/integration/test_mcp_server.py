@@ -388,3 +388,25 @@ def test_resolve_reopens_a_pattern_it_closed_and_says_what_kg_resolve_says_of_an
     assert cli.returncode == 2 and cli.stderr.startswith("Error: unknown status 'active'"), cli.stderr
     said = cli.stderr.strip().removeprefix("Error: ")
     assert refused["isError"] and refused["content"][0]["text"] == f"Error executing tool resolve: {said}", refused
+
+
+def test_every_tool_names_each_bad_argument_in_one_line(ws, need):
+    """Only `log` named each bad argument: an unknown argument hid the others, the schema's refusal hid kg's own
+    (an unknown type behind a limit of 0), and kg's checks stopped at their first (an empty query hid the type)."""
+    need("mcp")
+    types = "unknown type 'bogus': use one of "
+    answers, other, err = _stdio(ws.root, [
+        ("tools/call", {"name": "search", "arguments": {"query": "pnpm", "type": "bogus", "limit": 0}}),
+        ("tools/call", {"name": "search", "arguments": {"query": " ", "type": "bogus"}}),
+        ("tools/call", {"name": "resolve", "arguments": {"id": 1, "status": "bogus", "extra": 2}}),
+        ("tools/call", {"name": "status", "arguments": {"verbose": True, "all": 1}})])
+    said = [answers[i]["result"]["content"][0]["text"] for i in (1, 2, 3, 4)]
+    assert all(answers[i]["result"]["isError"] for i in (1, 2, 3, 4)), answers
+    assert said[0].startswith("Error executing tool search: limit: should be greater than or equal to 1 (got 0); "
+                              + types), said[0]
+    assert said[1].startswith("Error executing tool search: the search query is empty; " + types), said[1]
+    assert said[2] == ("Error executing tool resolve: unknown argument extra: resolve takes id, status; id: should "
+                       "be a valid string (got 1); status: should be 'pending', 'in_progress', 'resolved', "
+                       "'wont_fix', 'promoted' or 'active' (got 'bogus')"), said[2]
+    assert said[3] == "Error executing tool status: unknown arguments all, verbose: status takes no arguments"
+    assert all("\n" not in s for s in said) and not other and "Traceback" not in err
