@@ -381,19 +381,29 @@ def uninstall(ctx: typer.Context, runtime: RuntimeArg, dry_run: DryOpt = False, 
     emit(done, as_json, _render_install)
 
 
-def mcp(ctx: typer.Context) -> None:
+def mcp(ctx: typer.Context,
+        future: Annotated[bool, typer.Option("--future", help="Let approve and skip decide at a --now / KG_NOW "
+                                                               "more than a day after this machine's clock (a future "
+                                                               "day replayed on purpose).")] = False) -> None:
     """Serve kg over the Model Context Protocol on stdio (tools: log, search, recall, inject, status, brief,
     show, resolve, propose, approve, skip). Needs the `mcp` package: pip install 'kaizen-kg[mcp]'."""
     try:
         from kg.runtimes.mcp_server import build_server
     except ImportError as exc:
         fail(f"the MCP server needs the `mcp` package ({exc.name} is missing): pip install 'kaizen-kg[mcp]'", 2)
+    from kg.core import clock
+
     with errors():
         ws = workspace(ctx)
         ws.root  # noqa: B018 - fail now (exit 2) when there is no workspace, not at the first tool call
+        at = now_of(ctx, None)
+        if at:  # QA9 #4c: the global --now was ignored (changes dated by the machine's clock), KG_NOW honoured
+            clock.now(at)  # a bad one refused now (exit 2, naming --now), not at each tool call
+            # the server's every clock read (its tools, the library under them, the apply thread) is KG_NOW's
+            os.environ[clock.ENV_NOW] = at
     from kg.runtimes.mcp_stdio import serve
 
-    serve(build_server(ws.root, rules_dir=ws.rules.rules_dir))
+    serve(build_server(ws.root, rules_dir=ws.rules.rules_dir, future=future))
 
 
 def register(app: typer.Typer) -> None:

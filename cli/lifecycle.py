@@ -245,15 +245,17 @@ CYCLE_HARM = ("a cycle then decays and expires everything not reinforced by that
               "undo it. Check the date; `kg cycle --dry-run` shows what it would do")
 
 
-def _not_a_future_day(at: datetime, harm: str = CYCLE_HARM) -> None:
+def not_a_future_day(at: datetime, harm: str = CYCLE_HARM, *,
+                     allow: str = "add --future to run at that day on purpose") -> None:
     """A command that writes lasting lifecycle state, at a time past the machine's clock, is refused (QA pass: a
     mistyped `--now 2099-01-01` marked every entry stale and won't-fix, and no later cycle at the real time gives
     that back; QA2 #4: `kg verify` confirmed a rule on 223 days that had not happened, `kg approve` applied a
-    change not checked until a week after that day)."""
+    change not checked until a week after that day). `allow` says how to run at that day on purpose (`kg mcp`'s
+    approve and skip: start the server with --future)."""
     wall = clock.wall()
     if at > wall + FUTURE_SLACK:
         raise UsageError(f"--now {at:%Y-%m-%d %H:%M} is {(at - wall).days} day(s) after this machine's clock "
-                         f"({wall:%Y-%m-%d %H:%M}): {harm}; add --future to run at that day on purpose.")
+                         f"({wall:%Y-%m-%d %H:%M}): {harm}; {allow}.")
 
 
 def _guarded(ctx: typer.Context, now: str | None, future: bool, harm: str, *,
@@ -262,7 +264,7 @@ def _guarded(ctx: typer.Context, now: str | None, future: bool, harm: str, *,
     at = now_of(ctx, now)
     ws = workspace(ctx)  # first: a --now without an offset is read in the workspace's clock zone
     if at and not dry_run and not future:
-        _not_a_future_day(clock.now(at), harm)
+        not_a_future_day(clock.now(at), harm)
     return ws, at
 
 

@@ -216,6 +216,20 @@ def _parse_types(type_: str | list[str] | None, ws: Any) -> tuple[set[str] | Non
     return kinds or None, entry_types or None
 
 
+EMPTY_QUERY = "the search query is empty"
+
+
+def argument_problems(ws: Any, query: str | None, type_: str | list[str] | None = None) -> list[str]:
+    """Each reason `search` refuses its query and type, in that order (it raises the first), for a caller that
+    names each bad argument at once (`kg mcp`'s search tool); [] when it takes both."""
+    said = [] if clean(query or "", one_line=True) else [EMPTY_QUERY]
+    try:
+        _parse_types(type_, ws)
+    except UsageError as exc:
+        said.append(str(exc))
+    return said
+
+
 def _named_unmatched(query: str, terms: list[str], absent: list[str], hits: list[Hit] = ()) -> list[str]:
     """The words no memory holds that the answer may name: only those still in the query once its secrets are
     redacted (a token's pieces are words no memory holds, and the answer is read back into the agent's context
@@ -340,7 +354,7 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
         session = stored_session(session, ws.rules.redactor)
     text = clean(query or "", one_line=True)
     if not text:
-        raise UsageError("the search query is empty")
+        raise UsageError(EMPTY_QUERY)
     limit = rules.limit if limit is None else limit
     if limit < 1:  # 0 is not "the default": say so (it was taken as the default before)
         raise UsageError(f"--limit must be at least 1, not {limit}")

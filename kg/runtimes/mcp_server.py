@@ -13,6 +13,7 @@ library errors come back as tool errors with kg's message.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +37,9 @@ Show `propose` results to the user; when they say "approve N" call `approve`, wh
 with their reason."""
 
 
-def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServer:
+def build_server(root: str | Path, *, rules_dir: Path | None = None, future: bool = False) -> MCPServer:
+    """The server of the workspace at `root`. With `future`, approve and skip decide at a KG_NOW more than a day
+    after this machine's clock (`kg mcp --future`, as `kg approve --future`); without it they refuse to."""
     from kg.workspace import open_workspace
 
     root = Path(root)
@@ -54,7 +57,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
     arguments: dict[str, list[str]] = {}  # each tool's argument names, filled once the tools are registered
 
-    def answer(fn: Callable[[], T], tool: str = "") -> T:
+    def answer(fn: Callable[[], T], tool: str = "", given: dict[str, Any] | None = None) -> T:
         from kg.cli.common import bad_input, os_failure
         from kg.redaction.redact import redact_report, redact_value
 
@@ -62,16 +65,19 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
             # the gate on every answer: a query or message echoed back carries whatever the caller typed
             return redact_value(fn())
         except KgError as exc:
+            # the library names the first problem of the arguments `given`: name each (QA9 #5)
+            own = own_problems(tool, given) if isinstance(exc, UsageError) and given is not None else []
             # the library speaks the command line's words (`--budget`, `kg propose`): say them as tools and arguments
-            said = in_tool_words(str(exc), tool, arguments.get(tool, ()), arguments)
+            said = in_tool_words("; ".join(own) or str(exc), tool, arguments.get(tool, ()), arguments)
             raise ToolError(redact_report(said)) from None
         except OSError as exc:  # as `kg` says it: anything else reaches the client as a bare "Error executing tool"
             raise ToolError(redact_report(os_failure(exc))) from None
         except (UnicodeError, OverflowError, RecursionError) as exc:
             raise ToolError(redact_report(bad_input(exc) or str(exc))) from None
 
-    def call(fn: Callable[[], T], tool: str = "") -> T:
-        """A tool's work on the graph: one at a time in this process, then through the answer gate."""
+    def call(fn: Callable[[], T], tool: str = "", given: dict[str, Any] | None = None) -> T:
+        """A tool's work on the graph: one at a time in this process, then through the answer gate (kg's refusal of
+        the arguments `given` names each one it refuses)."""
 
         def locked() -> T:
             with turn:
@@ -87,7 +93,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
             finally:
                 graph.release()
 
-        return answer(locked, tool)
+        return answer(locked, tool, given)
 
     def drain_round() -> bool:
         """One polite drain under the graph lock, handing it to a waiting tool call between two records (and to
@@ -188,7 +194,7 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
             why = None if hits else common_words_only(ws(), asked)
             return {"query": asked, "hits": hits, **({"reason": why} if why else {})}
 
-        return call(found, "search")
+        return call(found, "search", {"query": asked, "type": type})
 
     @server.tool(description="What is remembered about a topic (or the topic of a message): recent files and "
                              "graph nodes.")
@@ -233,10 +239,15 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
         return call(lambda: ws().show(unwrap_id(id)), "show")
 
     @server.tool(description="Move a logged entry (an LRN/ERR/FEAT id) to another status, e.g. resolved once its "
-                             "problem is fixed.")
-    def resolve(id: Annotated[str, Field(description="The entry's id (brackets as the brief prints it are fine).")],
-                status: Annotated[Literal["pending", "in_progress", "resolved", "wont_fix", "promoted"],
-                                  Field(description="The new status.")] = "resolved") -> dict[str, Any]:
+                             "problem is fixed; or close a pattern (its id or key) with wont_fix, or reopen it with "
+                             "active.")
+    def resolve(id: Annotated[str, Field(description="The entry's id (brackets as the brief prints it are fine), or "
+                                                     "a pattern's id or key.")],
+                # `active` is a pattern's alone: kg says so of an entry, as `kg resolve` does (QA9 #3: a pattern
+                # closed here could not be reopened here)
+                status: Annotated[Literal["pending", "in_progress", "resolved", "wont_fix", "promoted", "active"],
+                                  Field(description="The new status: for a pattern, wont_fix or active.")]
+                = "resolved") -> dict[str, Any]:
         return call(lambda: ws().resolve(unwrap_id(id), status), "resolve")
 
     @server.tool(description="The proposals waiting for the user's decision, by number.")
@@ -245,38 +256,72 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
         return {"proposals": call(lambda: run(ws()), "propose")}
 
+    def decided(decide: Callable[[Any, Any], T]) -> Callable[[], T]:
+        """A decision on a proposal (approve, skip) at this server's time, refused as `kg approve` refuses it when
+        that time is more than a day after the machine's clock, unless the server was started with --future
+        (QA9 #4a: the tools applied it)."""
+        from kg.cli.lifecycle import STATE_HARM, not_a_future_day
+        from kg.core import clock
+
+        def run() -> T:
+            w = ws()  # first: a KG_NOW without an offset is read in the workspace's clock zone
+            at = clock.now(None)
+            if not future:
+                not_a_future_day(at, STATE_HARM, allow="start the server with `kg mcp --future` to decide at that "
+                                                       "day on purpose")
+            return decide(w, at)
+
+        return run
+
     @server.tool(description="Carry out proposal N (only when the user said \"approve N\").")
     def approve(number: Annotated[int, Field(ge=1, description="The proposal's number.")]) -> dict[str, Any]:
         from kg.lifecycle.api import approve as run
 
-        return call(lambda: run(ws(), number), "approve")
+        return call(decided(lambda w, at: run(w, number, at)), "approve")
 
     @server.tool(description="Decline proposal N with the user's reason (when the user said \"skip N\").")
     def skip(number: Annotated[int, Field(ge=1)],
              reason: Annotated[str, Field(min_length=1, description="Why, in the user's words.")]) -> dict[str, Any]:
         from kg.lifecycle.api import skip as run
 
-        return call(lambda: run(ws(), number, reason), "skip")
+        return call(decided(lambda w, at: run(w, number, reason, at)), "skip")
 
-    def log_problems(given: dict[str, Any], refused: set[str]) -> list[str]:
-        """kg's own refusals of the `log` arguments the schema took, beside the schema's refusals: each named."""
-        if not isinstance(given, dict):
+    def own_problems(tool: str, given: Any, refused: set[str] | frozenset[str] = frozenset()) -> list[str]:
+        """kg's own refusals of a tool's arguments `given` (those the schema took: not `refused`), each named: the
+        library stops at its first. One check for every tool that has them (`log`'s fields, `search`'s query and
+        type), beside the schema's refusals and in place of the library's first; [] when kg refuses none."""
+        if not isinstance(given, dict) or tool not in CHECKS:
             return []
-        kept = {k: v for k, v in given.items() if k not in refused and k in arguments["log"]}
+        kept = {k: v for k, v in given.items() if k not in refused and k in arguments.get(tool, ())}
+        try:
+            return CHECKS[tool](ws(), kept)
+        except Exception:  # noqa: BLE001 - the refusal in hand is the answer; this only adds to it
+            return []
+
+    def log_checks(w: Any, kept: dict[str, Any]) -> list[str]:
         kept.setdefault("kind", "learning")
         kept.setdefault("summary", "x")  # a missing summary is the schema's to name
-        try:
-            said = entry_problems(ws(), kept)
-        except Exception:  # noqa: BLE001 - the schema's refusal is the answer; this only adds to it
-            return []
-        return [in_tool_words(s, "log", arguments["log"], arguments) for s in said]
+        return entry_problems(w, kept)
+
+    def search_checks(w: Any, kept: dict[str, Any]) -> list[str]:
+        from kg.memory.search import argument_problems
+
+        return argument_problems(w, kept.get("query", "x"), kept.get("type"))  # a missing query is the schema's
+
+    CHECKS: dict[str, Callable[[Any, dict[str, Any]], list[str]]] = {"log": log_checks, "search": search_checks}
+
+    def schema_and_own(tool: str) -> Callable[[dict[str, Any], set[str]], list[str]]:
+        return lambda given, refused: [in_tool_words(s, tool, arguments[tool], arguments)
+                                       for s in own_problems(tool, given, refused)]
 
     # The SDK (mcp 2.3) has no public way to list a server's Tool objects or to make their argument models
     # strict; its ToolManager is the one place they live.
     for tool in server._tool_manager.list_tools():
         _refuse_unknown_arguments(tool)
-        _one_line_argument_errors(tool, log_problems if tool.name == "log" else None)
+        _one_line_argument_errors(tool, schema_and_own(tool.name))
         arguments[tool.name] = list(tool.parameters.get("properties", {}))
+
+    _redact_every_echo(server)
 
     def wait_applied() -> None:
         """Join every apply thread `log` started, so no Kùzu object is alive in another thread at exit."""
@@ -285,6 +330,40 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None) -> MCPServe
 
     server.kg_wait_applied = wait_applied  # type: ignore[attr-defined]
     return server
+
+
+class _Redacted(logging.Filter):
+    """A log line redacted as a tool error is: the SDK logs what a client sent (a tool's name) as it came."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from kg.redaction.redact import redact_report
+
+        try:
+            said = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted: the handler says so, as ever
+            return True
+        record.msg, record.args = redact_report(said), ()
+        return True
+
+
+def _redact_every_echo(server: MCPServer) -> None:
+    """Whatever the SDK itself says back of a call goes through kg's redactor, as the tools' own errors do (`answer`):
+    a tool name holding a token came back as "Unknown tool: ghp_..." and the stderr log line repeated it (QA9 #2)."""
+    from kg.redaction.redact import redact_report
+
+    sdk_call = server.call_tool
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await sdk_call(name, arguments, context)
+        except ToolError as exc:  # the same error (its type, its cause: the SDK logs from them), its words redacted
+            exc.args = (redact_report(str(exc)),)
+            raise
+
+    server.call_tool = call_tool  # type: ignore[method-assign] # _handle_call_tool calls it through the instance
+    for handler in logging.getLogger().handlers:  # the SDK's own (configure_logging: the root's, to stderr)
+        if not any(isinstance(f, _Redacted) for f in handler.filters):
+            handler.addFilter(_Redacted())
 
 
 def unwrap_id(text: str) -> str:
@@ -324,7 +403,7 @@ def _one_line_argument_errors(tool: Any, also: Callable[[dict[str, Any], set[str
             if not isinstance(cause, ValidationError):
                 raise
             errors = cause.errors(include_url=False)
-            said = argument_errors(tool.name, errors)
+            said = argument_errors(tool.name, errors, takes=list(tool.parameters.get("properties", {})))
             if also is not None:
                 refused = {str(e["loc"][0]) for e in errors if e.get("loc")}
                 said = "; ".join([said, *also(arguments, refused)])
@@ -336,19 +415,15 @@ def _one_line_argument_errors(tool: Any, also: Callable[[dict[str, Any], set[str
 
 def _refuse_unknown_arguments(tool: Any) -> None:
     """Make a tool refuse arguments it does not take (MCP clients expect `additionalProperties: false` and an
-    error naming the stray argument, not a silent drop), and arguments of another JSON type than its schema says:
-    pydantic's lax mode read `true` and "1" as the number 1, so `approve` with `{"number": true}` approved
-    proposal #1. A malformed call is refused, never guessed at."""
+    error naming the stray argument, not a silent drop; named with the other arguments refused: QA9 #5, an
+    unknown argument refused before the others were looked at hid them), and arguments of another JSON type than
+    its schema says: pydantic's lax mode read `true` and "1" as the number 1, so `approve` with `{"number":
+    true}` approved proposal #1. A malformed call is refused, never guessed at."""
     base = tool.fn_metadata.arg_model
-    allowed = [f.alias or name for name, f in base.model_fields.items()]
     whole = {f.alias or name for name, f in base.model_fields.items() if int in (f.annotation, *get_args(f.annotation))}
 
     def check(cls: type, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(allowed))
-            if unknown:
-                raise ValueError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}: "
-                                 f"{tool.name} takes {', '.join(allowed) or 'no arguments'}")
+        if isinstance(data, dict):  # an unknown argument is `extra="forbid"`'s to refuse, beside every other one
             # JSON Schema's integer is any number with no fraction: 1.0 is the 1 a client's float arithmetic sent
             data = {k: int(v) if k in whole and type(v) is float and v.is_integer() else v for k, v in data.items()}
         return data

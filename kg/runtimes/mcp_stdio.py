@@ -218,6 +218,7 @@ class _Wire:
         self._types = mcp_types
         self._owed: set[int | str] = set()
         self._eof = False
+        self._gone = False  # the client closed its end of the wire: nothing written reaches it
         self._settled = anyio.Event()
         self._writing = anyio.Lock()  # the SDK's answers and the wire's own: one line at a time
         self._greeted = False  # an `initialize` was read
@@ -232,7 +233,7 @@ class _Wire:
 
         while True:
             line = await self._in.readline()
-            if not line:
+            if not line or self._gone:  # a client that hung up is answered no more: as at EOF
                 break
             if not line.strip():
                 continue
@@ -287,18 +288,30 @@ class _Wire:
         text = json.dumps({"jsonrpc": "2.0", "id": key, "error": {"code": code, "message": message}},
                           separators=(",", ":"))  # as the SDK writes its own
         async with self._writing:
-            await self._out.write(text + "\n")
-            await self._out.flush()
+            await self._put(self._out.write, text + "\n")
+            await self._put(self._out.flush)
 
     async def write(self, text: str) -> None:
         async with self._writing:
-            await self._out.write(text)
+            await self._put(self._out.write, text)
         self._owed.discard(_answered(text))
 
     async def flush(self) -> None:
-        await self._out.flush()
+        await self._put(self._out.flush)
         if self._eof and not self._owed:
             self._settled.set()
+
+    async def _put(self, send: Callable[..., Any], *text: str) -> None:
+        """`send(*text)` to the client, unless it hung up: a client that closed its end of the pipe is an ordinary
+        end, not a failure. The BrokenPipeError writing an answer ended the SDK's task group, and `kg mcp` with it
+        ("unexpected failure: ExceptionGroup", exit 1). Its answers are dropped from then on, the calls it sent still
+        run to their end (a `log` is kept and applied), and the next line read (EOF, as a rule) ends the server."""
+        if self._gone:
+            return
+        try:
+            await send(*text)
+        except (BrokenPipeError, ConnectionResetError):
+            self._gone = True
 
 
 @contextmanager

@@ -324,3 +324,89 @@ def test_a_message_the_sdk_drops_is_not_waited_for_at_eof(ws, need, odd):
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [a["id"] for a in answers if "result" in a] == [0]
     assert [a["error"]["code"] for a in answers if "error" in a] == [-32600]
+
+
+def test_a_client_that_hangs_up_after_a_call_ends_the_server_quietly(ws, need):
+    """A client that sends a tool call and closes both pipes (gone, as an editor's window closed): writing the answer
+    raised BrokenPipeError, which ended `kg mcp` with "unexpected failure: ExceptionGroup ... Please report this",
+    exit 1. Hanging up is ordinary: exit 0, nothing on stderr, and the call still done (the entry kept, applied)."""
+    need("mcp")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "mcp"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}) + "\n")
+    proc.stdin.flush()
+    assert '"id":0' in proc.stdout.readline()
+    logged = {"name": "log", "arguments": {"kind": "learning", "summary": "kept though nobody read it"}}
+    for msg in [{"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": logged}]:
+        proc.stdin.write(json.dumps(msg) + "\n")
+    proc.stdin.flush()
+    proc.stdout.close()  # the client is gone before the answer is written
+    proc.stdin.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err
+    assert "unexpected failure" not in err and "report" not in err and "Traceback" not in err, err
+    again = kg.open_workspace(ws.root)
+    assert not again.journal.has_pending()
+    listed = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "list", "--json"],
+                            capture_output=True, text=True, timeout=120, check=True)
+    assert [e["text"] for e in json.loads(listed.stdout)] == ["kept though nobody read it"]
+
+
+def test_a_token_in_a_tool_name_is_redacted_in_the_answer_and_the_log(ws, need, monkeypatch):
+    """A tool name holding a token was echoed back whole ("Unknown tool: ghp_...") and the server's stderr log line
+    repeated it; every other tool error goes through kg's redactor."""
+    need("mcp")
+    monkeypatch.setenv("COLUMNS", "400")  # the SDK's log lines on one line each: a token is not cut by a wrap
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    answers, other, err = _stdio(ws.root, [("tools/call", {"name": token, "arguments": {}}),
+                                           ("tools/call", {"name": "status", "arguments": {}})])
+    said = answers[1]["result"]["content"][0]["text"]
+    assert answers[1]["result"]["isError"] and said == "Unknown tool: [REDACTED:github_token]", said
+    assert token not in json.dumps(answers) and token not in err and "[REDACTED:github_token]" in err, err
+    assert not answers[2]["result"]["isError"] and not other
+
+
+def test_resolve_reopens_a_pattern_it_closed_and_says_what_kg_resolve_says_of_an_entry(ws, need):
+    """`resolve` closed a pattern (wont_fix) but its schema had no `active`, so it could not reopen it, as `kg resolve
+    KEY --status active` does. `active` on a logged entry is refused in the words `kg resolve` uses."""
+    need("mcp")
+    entry = ws.log("learning", "run the linter before the tests", pattern_key="wf.lint_first", wait=True).id
+    answers, other, err = _stdio(ws.root, [
+        ("tools/call", {"name": "resolve", "arguments": {"id": "wf.lint_first", "status": "wont_fix"}}),
+        ("tools/call", {"name": "resolve", "arguments": {"id": "wf.lint_first", "status": "active"}}),
+        ("tools/call", {"name": "resolve", "arguments": {"id": entry, "status": "active"}})])
+    closed, reopened, refused = (answers[i]["result"] for i in (1, 2, 3))
+    assert not closed["isError"] and closed["structuredContent"]["status"] == "wont_fix", closed
+    assert not reopened["isError"], reopened
+    assert (reopened["structuredContent"]["previous"], reopened["structuredContent"]["status"]) == ("wont_fix",
+                                                                                                    "active")
+    assert kg.open_workspace(ws.root).show("wf.lint_first")["node"]["status"] == "active"
+    cli = subprocess.run([str(Path(sys.executable).with_name("kg")), "-w", str(ws.root), "resolve", entry, "--status",
+                          "active"], capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 2 and cli.stderr.startswith("Error: unknown status 'active'"), cli.stderr
+    said = cli.stderr.strip().removeprefix("Error: ")
+    assert refused["isError"] and refused["content"][0]["text"] == f"Error executing tool resolve: {said}", refused
+
+
+def test_every_tool_names_each_bad_argument_in_one_line(ws, need):
+    """Only `log` named each bad argument: an unknown argument hid the others, the schema's refusal hid kg's own
+    (an unknown type behind a limit of 0), and kg's checks stopped at their first (an empty query hid the type)."""
+    need("mcp")
+    types = "unknown type 'bogus': use one of "
+    answers, other, err = _stdio(ws.root, [
+        ("tools/call", {"name": "search", "arguments": {"query": "pnpm", "type": "bogus", "limit": 0}}),
+        ("tools/call", {"name": "search", "arguments": {"query": " ", "type": "bogus"}}),
+        ("tools/call", {"name": "resolve", "arguments": {"id": 1, "status": "bogus", "extra": 2}}),
+        ("tools/call", {"name": "status", "arguments": {"verbose": True, "all": 1}})])
+    said = [answers[i]["result"]["content"][0]["text"] for i in (1, 2, 3, 4)]
+    assert all(answers[i]["result"]["isError"] for i in (1, 2, 3, 4)), answers
+    assert said[0].startswith("Error executing tool search: limit: should be greater than or equal to 1 (got 0); "
+                              + types), said[0]
+    assert said[1].startswith("Error executing tool search: the search query is empty; " + types), said[1]
+    assert said[2] == ("Error executing tool resolve: unknown argument extra: resolve takes id, status; id: should "
+                       "be a valid string (got 1); status: should be 'pending', 'in_progress', 'resolved', "
+                       "'wont_fix', 'promoted' or 'active' (got 'bogus')"), said[2]
+    assert said[3] == "Error executing tool status: unknown arguments all, verbose: status takes no arguments"
+    assert all("\n" not in s for s in said) and not other and "Traceback" not in err
