@@ -234,8 +234,11 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
 
     @server.tool(description="One node by its id (`ERR-20261130-001`, or `[ERR-...]` as the brief prints it), or a "
                              "pattern by its key (`git.push.no_upstream`): its fields and its edges in both "
-                             "directions; a pattern with its recurrence.")
-    def show(id: Annotated[str, Field(description="The node's id, or a pattern's key.")]) -> dict[str, Any]:
+                             "directions; a pattern with its recurrence. A rule kg applied, by its change id "
+                             "(`[chg-...]` as the brief's verifications due name it): its file, text, pattern, "
+                             "status, checks and evidence.")
+    def show(id: Annotated[str, Field(description="The node's id, a pattern's key, or a change's id.")]
+             ) -> dict[str, Any]:
         return call(lambda: ws().show(unwrap_id(id)), "show")
 
     @server.tool(description="Move a logged entry (an LRN/ERR/FEAT id) to another status, e.g. resolved once its "
