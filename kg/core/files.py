@@ -222,20 +222,24 @@ def _drop_left(path: Path) -> None:
     """Remove the temporary files of `path` that writers killed before their rename left (`.AGENTS.md.<pid>.<thread>
     .tmp` in a project's root after a `kg approve` killed mid-write, QA8 #5): only those whose process is gone and
     that are a minute old (a writer in another pid namespace, a container sharing the folder, is not seen here)."""
-    prefix = f".{path.name}."
-    try:
-        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(prefix):-len(".tmp")].split(".")[0]
+    for tmp in temporaries(path):
+        pid = tmp.name[len(path.name) + 2:-len(".tmp")].split(".")[0]
         if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
             continue
         try:
-            if time.time() - os.stat(path.parent / name).st_mtime > LEFT_TMP_AGE_S:
-                os.unlink(path.parent / name)
+            if time.time() - os.stat(tmp).st_mtime > LEFT_TMP_AGE_S:
+                os.unlink(tmp)
         except OSError:
             pass
+
+
+def temporaries(path: Path) -> list[Path]:
+    """The temporary files beside `path` that writers of it make (`.NAME.<pid>.<thread>.tmp`, `atomic_writer`)."""
+    prefix = f".{path.name}."
+    try:
+        return [path.parent / n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return []
 
 
 def _alive(pid: int) -> bool:

@@ -36,7 +36,10 @@ from typing import Any
 from kg.core import clock
 from kg.core.errors import StoreError
 from kg.core.files import fsync_dir as _fsync_dir
-from kg.core.files import write_atomic  # noqa: F401 - re-exported: kg.ingest.journal.write_atomic stays
+from kg.core.files import (
+    temporaries,
+    write_atomic,  # noqa: F401 - re-exported: kg.ingest.journal.write_atomic stays
+)
 from kg.core.paths import WaitLock
 
 _ID = re.compile(r"^([A-Za-z]+)-(\d{8})-(\d+)$")
@@ -102,14 +105,9 @@ class Journal:
         """Remove the temporary id files of writers killed mid-write (issue 20: a `kg log` stopped by SIGTERM or
         SIGKILL while saving the counters left `.ids.json.<pid>.<tid>.tmp`). The id file is written under the
         journal lock only, which this process holds now: any such file is a dead writer's."""
-        prefix = f".{self.ids_path.name}."
-        try:
-            names = [n for n in os.listdir(self.folder) if n.startswith(prefix) and n.endswith(".tmp")]
-        except OSError:
-            return
-        for name in names:
+        for tmp in temporaries(self.ids_path):
             try:
-                os.unlink(self.folder / name)
+                os.unlink(tmp)
             except OSError:
                 pass
 
