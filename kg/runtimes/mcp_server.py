@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args
@@ -213,13 +214,54 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
 
         return call(lambda: run(ws(), message, budget=budget), "inject")
 
+    # The kg session this server started: an agent wired to kg through MCP alone (no runtime hooks) had none, so its
+    # logs joined no session and a pattern recurring across its conversations never counted a session (QA9 #5). Its
+    # first brief starts one when no session is open (under a runtime's hooks their start has opened one: gone on
+    # with), tied to this server (one connection: one conversation); the server's exit ends it.
+    mine: dict[str, str | None] = {"key": f"mcp-{uuid.uuid4().hex[:12]}", "session": None}
+
+    def open_now(w: Any) -> bool:
+        current = w.current_session()
+        if not current:
+            return False
+        with w.reading() as st:
+            rows = st.run("memory_session_get", id=current)
+        return bool(rows) and rows[0]["ended_at"] is None
+
     @server.tool(description="The session brief: pending high-priority items, verifications due, patterns ready "
-                             "for promotion, proposals waiting for the user, the watch list.")
+                             "for promotion, proposals waiting for the user, the watch list. With no session open "
+                             "(no runtime hooks started one), the first brief starts one, ended when this server "
+                             "exits.")
     def brief(message: Annotated[str | None, Field(description="The first message: adds its memory.")] = None,
               budget: Annotated[int | None, Field(ge=200)] = None) -> dict[str, Any]:
         from kg.runtimes.hooks import session_start_brief
 
-        return call(lambda: session_start_brief(ws(), None, message, budget, tools=True), "brief")
+        def run() -> dict[str, Any]:
+            w = ws()
+            start = mine["session"] is not None or not open_now(w)
+            out = session_start_brief(w, None, message, budget, tools=True, start_session=start, source="mcp",
+                                      key=mine["key"] if start else None)
+            if start and out.get("session"):
+                mine["session"] = out["session"]
+            return out
+
+        return call(run, "brief")
+
+    def end_mine() -> None:
+        """End the session this server started, as its conversation is over (the client closed the wire): its
+        summary from the events logged in it. Nothing when it ended already (`kg session end`) or none was started."""
+        if mine["session"] is None:
+            return
+        from kg.memory import sessions
+
+        try:
+            w = ws()
+            with w.reading() as st:
+                rows = st.run("memory_session_get", id=mine["session"])
+            if rows and rows[0]["ended_at"] is None:
+                sessions.end(w, "", session=mine["session"], at_least_start=True)  # (untied there)
+        except (KgError, OSError) as exc:  # at exit, nobody to answer: said on stderr, as the SDK's log is
+            logging.getLogger(__name__).warning("kg session %s not ended: %s", mine["session"], exc)
 
     @server.tool(description="Counts of nodes, edges and sessions; pending high-priority entries; patterns; "
                              "verifications due and proposals waiting.")
@@ -331,7 +373,11 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
         while appliers:
             appliers.pop().join()
 
-    server.kg_wait_applied = wait_applied  # type: ignore[attr-defined]
+    def at_exit() -> None:
+        wait_applied()
+        end_mine()
+
+    server.kg_wait_applied = at_exit  # type: ignore[attr-defined]
     return server
 
 

@@ -1,0 +1,63 @@
+"""An agent wired to kg through MCP alone (no runtime hooks) gets a kg session per conversation: its first `brief`
+starts one when none is open, and the server's exit ends it with its summary (QA9 #5: its logs joined no session,
+so a pattern recurring over its conversations counted 0 sessions and never became ready). Under a runtime's hooks,
+whose start opened the session, the brief goes on with that one and the server's exit leaves it open. The real
+`kg mcp` over stdio, as a client launches it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.integration.test_mcp_server import _stdio
+
+KG = str(Path(sys.executable).with_name("kg"))
+KEY = "wf.migrate_first"
+
+
+def _call(name: str, arguments: dict) -> tuple[str, dict]:
+    return "tools/call", {"name": name, "arguments": arguments}
+
+
+def _ended(ws, sid: str):
+    with ws.reading() as st:
+        return st.run("memory_session_get", id=sid)[0]["ended_at"]
+
+
+def test_each_mcp_conversation_is_a_session_ended_when_the_server_exits(ws, need, monkeypatch):
+    need("mcp")
+    monkeypatch.setenv("KG_SERVER", "0")
+    sessions = []
+    for day in ("02", "03", "04"):
+        monkeypatch.setenv("KG_NOW", f"2026-11-{day}T10:00:00")
+        answers, other, err = _stdio(ws.root, [
+            _call("brief", {}), _call("log", {"kind": "learning", "summary": "ran the migrations after the tests",
+                                              "pattern_key": KEY}), _call("brief", {})])
+        assert not other and "Traceback" not in err, (other, err)
+        first, again = (answers[i]["result"]["structuredContent"] for i in (1, 3))
+        assert first["session_started"] is True and again["session_started"] is False, (first, again)
+        assert first["session"] == again["session"]  # (one conversation: one session, however many briefs)
+        sessions.append(first["session"])
+        assert _ended(ws, first["session"]) is not None  # its exit ended it
+        assert (ws.root / "memory" / "sessions" / f"{first['session']}.md").exists()
+    assert len(set(sessions)) == 3
+    shown = subprocess.run([KG, "-w", str(ws.root), "show", KEY, "--json"], capture_output=True, text=True,
+                           timeout=120, check=True)
+    assert json.loads(shown.stdout)["node"]["recurrence"]["sessions"] == 3  # (before: 0)
+
+
+def test_under_a_runtimes_hooks_the_brief_goes_on_with_their_session_and_leaves_it_open(ws, need, monkeypatch):
+    need("mcp")
+    monkeypatch.setenv("KG_SERVER", "0")
+    monkeypatch.setenv("KG_NOW", "2026-11-02T10:00:00")
+    payload = {"session_id": "cc-1", "cwd": str(ws.root), "hook_event_name": "SessionStart", "source": "startup"}
+    started = subprocess.run([KG, "-w", str(ws.root), "hook", "session-start", "--start-session", "--runtime",
+                              "claude-code"], input=json.dumps(payload), capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    theirs = ws.current_session()
+    answers, other, err = _stdio(ws.root, [_call("brief", {})])
+    brief = answers[1]["result"]["structuredContent"]
+    assert (brief["session"], brief["session_started"]) == (theirs, False), brief
+    assert _ended(ws, theirs) is None and ws.current_session() == theirs  # the runtime's to end
