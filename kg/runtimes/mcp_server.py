@@ -14,6 +14,7 @@ library errors come back as tool errors with kg's message.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -36,6 +37,9 @@ the user. Call `log` when a command fails (kind=error), when the user corrects y
 or `inject` before a task to use what was learned; `show` an item by its id and `resolve` it once it is fixed.
 Show `propose` results to the user; when they say "approve N" call `approve`, when they say "skip N" call `skip`
 with their reason."""
+
+
+MCP_KEY = "mcp-"  # the runtime session key of a session a `kg mcp` started: mcp-<pid>-<random>
 
 
 def build_server(root: str | Path, *, rules_dir: Path | None = None, future: bool = False) -> MCPServer:
@@ -218,15 +222,27 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
     # logs joined no session and a pattern recurring across its conversations never counted a session (QA9 #5). Its
     # first brief starts one when no session is open (under a runtime's hooks their start has opened one: gone on
     # with), tied to this server (one connection: one conversation); the server's exit ends it.
-    mine: dict[str, str | None] = {"key": f"mcp-{uuid.uuid4().hex[:12]}", "session": None}
+    mine: dict[str, str | None] = {"key": f"{MCP_KEY}{os.getpid()}-{uuid.uuid4().hex[:12]}", "session": None}
 
     def open_now(w: Any) -> bool:
+        """Whether a session is open now. One another `kg mcp` started and left open as it died (killed: no exit to
+        end it) is ended first, with the summary its events make; else every later conversation went on with it."""
+        from kg.memory import session_ids, sessions
+        from kg.store.lock import pid_alive
+
         current = w.current_session()
         if not current:
             return False
         with w.reading() as st:
             rows = st.run("memory_session_get", id=current)
-        return bool(rows) and rows[0]["ended_at"] is None
+        if not rows or rows[0]["ended_at"] is not None:
+            return False
+        key = session_ids.key_of(w, current) or ""
+        pid = key[len(MCP_KEY):].split("-")[0] if key.startswith(MCP_KEY) else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            sessions.end(w, "", session=current, at_least_start=True)
+            return False
+        return True
 
     @server.tool(description="The session brief: pending high-priority items, verifications due, patterns ready "
                              "for promotion, proposals waiting for the user, the watch list. With no session open "

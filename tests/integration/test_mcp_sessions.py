@@ -61,3 +61,32 @@ def test_under_a_runtimes_hooks_the_brief_goes_on_with_their_session_and_leaves_
     brief = answers[1]["result"]["structuredContent"]
     assert (brief["session"], brief["session_started"]) == (theirs, False), brief
     assert _ended(ws, theirs) is None and ws.current_session() == theirs  # the runtime's to end
+
+
+def test_a_session_a_killed_server_left_open_is_ended_by_the_next_conversations_brief(ws, need, monkeypatch):
+    """A server killed (no exit to end its session) left its session open and current: every later conversation's
+    brief went on with it. The next brief ends it, with the summary its events make, and starts its own."""
+    need("mcp")
+    import signal
+
+    monkeypatch.setenv("KG_SERVER", "0")
+    monkeypatch.setenv("KG_NOW", "2026-11-02T10:00:00")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc = subprocess.Popen([KG, "-w", str(ws.root), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    for msg in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "brief", "arguments": {}}}):
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+        if "id" in msg:
+            line = proc.stdout.readline()
+    killed = json.loads(line)["result"]["structuredContent"]["session"]
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert _ended(ws, killed) is None and ws.current_session() == killed  # what the kill leaves
+    monkeypatch.setenv("KG_NOW", "2026-11-03T10:00:00")
+    answers, other, err = _stdio(ws.root, [_call("brief", {})])
+    brief = answers[1]["result"]["structuredContent"]
+    assert brief["session_started"] is True and brief["session"] != killed, brief
+    assert _ended(ws, killed) is not None and (ws.root / "memory" / "sessions" / f"{killed}.md").exists()
