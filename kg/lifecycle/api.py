@@ -12,7 +12,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
-from kg.lifecycle import blocks, imported, imported_rules, promote, promoting, settling
+from kg.lifecycle import blocks, imported, imported_rules, promote, promoting, render, settling
 from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, drained, holding
 from kg.lifecycle.policy import load as load_policy
@@ -119,11 +119,16 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
     lp = load_policy(ws)
     with holding(ws) as st:
         q = _proposal(st, number)
-        if q["status"] == "approved":  # again: an approve killed after the graph took it wrote no file (QA8 #5)
-            written = [p.as_dict() for p in Lifecycle(ws, st, at).export() if p.action != "none"]
+        if q["status"] == "approved" and q["target"]:  # again: an approve killed after the graph took it wrote
+            lc = Lifecycle(ws, st, at)  # no file (QA8 #5): its file written now, and only that is said
+            mine = [p for p in lc.export() if p.path == q["target"]]
+            written = [p.as_dict() for p in mine if p.action not in ("none", "flag", render.SKIP)]
             if written:
                 return {"number": number, "type": q["type"], "action": "approved already; its file written now",
                         "files": written}
+            refused = [s["reason"] for s in lc.report.skipped if s["path"] == q["target"]]
+            if refused:  # a file kg may not use: said as the first approve says it (exit 1)
+                raise imported.not_written(lc, q["target"], refused[0])
         if q["status"] != "pending":
             raise UsageError(f"proposal #{number} is already {q['status']}; `kg propose` lists the pending ones")
         _not_before(q, at, number)

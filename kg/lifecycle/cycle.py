@@ -304,10 +304,10 @@ class Lifecycle:
         reasons = {}
         for n in closed:
             key = n.get("pattern_key") or n["id"]
-            why = (f"expired: not seen for {self.lp.decay.expire_days} days" if int(n.get("decay_stage") or 0) >= 3
-                   else f"closed ({n['status']})")
-            reasons[n["id"]] = (f"pattern '{key}' {why} ({self.now:%Y-%m-%d}); it comes back when it recurs, or "
-                                f"`kg resolve {key} --status active` reopens it")
+            expired = int(n.get("decay_stage") or 0) >= 3
+            why = (f"expired: not seen for {self.lp.decay.expire_days} days ({self.now:%Y-%m-%d}); it comes back "
+                   "when it recurs, or" if expired else f"closed ({n['status']}, {self.now:%Y-%m-%d}); never revived:")
+            reasons[n["id"]] = f"pattern '{key}' {why} `kg resolve {key} --status active` reopens it"
         skipped = skip_proposals_of(self.st, reasons, self.now)
         if skipped:
             self.report.decayed.setdefault("proposals_skipped", []).extend(skipped)

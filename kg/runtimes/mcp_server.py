@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import uuid
 from collections.abc import Callable
@@ -222,27 +223,37 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
     # logs joined no session and a pattern recurring across its conversations never counted a session (QA9 #5). Its
     # first brief starts one when no session is open (under a runtime's hooks their start has opened one: gone on
     # with), tied to this server (one connection: one conversation); the server's exit ends it.
-    mine: dict[str, str | None] = {"key": f"{MCP_KEY}{os.getpid()}-{uuid.uuid4().hex[:12]}", "session": None}
+    mine: dict[str, str | None] = {"key": f"{MCP_KEY}{os.getpid()}-{uuid.uuid4().hex[:12]}@{socket.gethostname()}",
+                                   "session": None}
 
     def open_now(w: Any) -> bool:
-        """Whether a session is open now. One another `kg mcp` started and left open as it died (killed: no exit to
-        end it) is ended first, with the summary its events make; else every later conversation went on with it."""
+        """Whether a session is open now, from the files alone (current: an end stops it being current), as a start
+        behind a busy graph takes it (`kg.runtimes.hooks._ensure_session`): no graph read before the brief's own
+        bounded one (review: a held graph failed the brief after the lock budget). One another `kg mcp` of this
+        machine started and left open as it died (killed: no exit to end it) is ended first, with the summary its
+        events make; else every later conversation went on with it. Left open when the graph is busy."""
+        from kg.core.errors import StoreBusy
         from kg.memory import session_ids, sessions
+        from kg.runtimes.busy_brief import bounded_wait
+        from kg.runtimes.hook_rules import load_rules as hook_rules
         from kg.store.lock import pid_alive
 
         current = w.current_session()
         if not current:
             return False
-        with w.reading() as st:
-            rows = st.run("memory_session_get", id=current)
-        if not rows or rows[0]["ended_at"] is not None:
-            return False
         key = session_ids.key_of(w, current) or ""
-        pid = key[len(MCP_KEY):].split("-")[0] if key.startswith(MCP_KEY) else ""
-        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
-            sessions.end(w, "", session=current, at_least_start=True)
-            return False
-        return True
+        pid, _, host = key[len(MCP_KEY):].partition("@") if key.startswith(MCP_KEY) else ("", "", "")
+        pid = pid.split("-")[0]
+        if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid() or pid_alive(int(pid)):
+            return True  # (another machine's or container's server: its pid says nothing here)
+        try:
+            with bounded_wait(hook_rules(w).busy_wait):
+                sessions.end(w, "", session=current, at_least_start=True)
+        except StoreBusy:
+            return True  # ended by a brief that finds the graph free
+        except UsageError:
+            pass  # ended already
+        return False
 
     @server.tool(description="The session brief: pending high-priority items, verifications due, patterns ready "
                              "for promotion, proposals waiting for the user, the watch list. With no session open "
@@ -254,10 +265,10 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
 
         def run() -> dict[str, Any]:
             w = ws()
-            start = mine["session"] is not None or not open_now(w)
+            start = mine["session"] is None and not open_now(w)  # (once: a later brief reads, never takes over)
             out = session_start_brief(w, None, message, budget, tools=True, start_session=start, source="mcp",
                                       key=mine["key"] if start else None)
-            if start and out.get("session"):
+            if out.get("session_started"):  # only one this server started is its own to end
                 mine["session"] = out["session"]
             return out
 
@@ -426,6 +437,12 @@ def _redact_every_echo(server: MCPServer) -> None:
             raise
 
     server.call_tool = call_tool  # type: ignore[method-assign] # _handle_call_tool calls it through the instance
+
+
+def redact_logs() -> None:
+    """The SDK's log lines (it logs what a client sent: a tool's name) redacted, as the tools' errors are: on the
+    root logger's handlers, so only in `kg mcp`'s own process (`kg.runtimes.mcp_stdio.serve`), never in a library
+    user's or a test's, whose every record it would rewrite (review)."""
     for handler in logging.getLogger().handlers:  # the SDK's own (configure_logging: the root's, to stderr)
         if not any(isinstance(f, _Redacted) for f in handler.filters):
             handler.addFilter(_Redacted())

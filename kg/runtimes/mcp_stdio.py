@@ -345,6 +345,9 @@ def serve(server: Any) -> None:
         async with stdio_server(stdin=wire, stdout=wire) as (read, write):
             await low.run(read, write, low.create_initialization_options())
 
+    from kg.runtimes.mcp_server import redact_logs
+
+    redact_logs()  # (this process is kg mcp's own: its root handlers are the SDK's)
     try:
         with _claimed() as (wire_in, wire_out):
             anyio.run(main, wire_in, wire_out)

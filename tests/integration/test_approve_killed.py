@@ -43,3 +43,17 @@ def test_an_approve_killed_before_its_file_was_written_writes_it_when_approved_a
     assert not [n for n in os.listdir(ws.root) if n.startswith(f".{target.name}.") and n.endswith(".tmp")]
     r = run_kg("approve 1 --now 2026-10-26T10:06:00")  # written: a third approve has nothing to do
     assert r.exit_code == 2 and "already approved" in r.stderr, (r.exit_code, r.stderr)
+
+
+def test_approving_again_claims_no_write_it_did_not_make(ws, run_kg):
+    """Review: approving an approved proposal again answered "its file written now" for any export the cycle would
+    make (another file's, or a flag for a person's edit in the block) though nothing of it was written."""
+    _proposed(run_kg)
+    (proposal,) = _ok(run_kg("propose --json")).json
+    _ok(run_kg("approve 1 --now 2026-10-26T10:00:00"))
+    target = ws.root / proposal["target"]
+    text = target.read_text(encoding="utf-8")
+    target.write_text(text.replace(proposal["text"].split("\n")[0][:20], "edited by a person", 1), encoding="utf-8")
+    r = run_kg("approve 1 --json --now 2026-10-26T10:05:00")
+    assert r.exit_code == 2 and "already approved" in r.stderr, (r.exit_code, r.stdout, r.stderr)
+    assert "edited by a person" in target.read_text(encoding="utf-8")

@@ -90,3 +90,55 @@ def test_a_session_a_killed_server_left_open_is_ended_by_the_next_conversations_
     brief = answers[1]["result"]["structuredContent"]
     assert brief["session_started"] is True and brief["session"] != killed, brief
     assert _ended(ws, killed) is not None and (ws.root / "memory" / "sessions" / f"{killed}.md").exists()
+
+
+def test_a_later_brief_never_takes_over_a_session_a_person_started(ws, need, monkeypatch):
+    """Review: after its own session ended, the server's next brief went on with the session a person then started
+    (`kg session start`) as its own, and its exit ended it."""
+    need("mcp")
+    monkeypatch.setenv("KG_SERVER", "0")
+    monkeypatch.setenv("KG_NOW", "2026-11-02T10:00:00")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc = subprocess.Popen([KG, "-w", str(ws.root), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+    def send(msg: dict) -> dict | None:
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline()) if "id" in msg else None
+
+    send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    brief = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "brief", "arguments": {}}}
+    own = send({**brief, "id": 1})["result"]["structuredContent"]["session"]
+    run = [KG, "-w", str(ws.root), "session"]
+    assert subprocess.run([*run, "end", "--session", own], capture_output=True, timeout=120).returncode == 0
+    assert subprocess.run([*run, "start"], capture_output=True, timeout=120).returncode == 0
+    theirs = ws.current_session()
+    again = send({**brief, "id": 2})["result"]["structuredContent"]
+    assert (again["session"], again["session_started"]) == (theirs, False), again
+    proc.stdin.close()
+    proc.wait(timeout=120)
+    assert _ended(ws, theirs) is None and ws.current_session() == theirs  # the person's, left to them
+
+
+def test_a_brief_while_another_process_holds_the_graph_is_the_busy_brief(ws, need, monkeypatch):
+    """Review: with a session open, the brief read the graph before its own bounded read and failed after the lock
+    budget ("held by another process") instead of answering from the files."""
+    need("mcp")
+    from tests.integration.test_mcp_server import HOLDER
+
+    monkeypatch.setenv("KG_SERVER", "0")
+    monkeypatch.setenv("KG_NOW", "2026-11-02T10:00:00")
+    started = subprocess.run([KG, "-w", str(ws.root), "session", "start"], capture_output=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ws.root)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        answers, other, err = _stdio(ws.root, [_call("brief", {})])
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    result = answers[1]["result"]
+    assert not result.get("isError") and result["structuredContent"]["graph_busy"] is True, result
