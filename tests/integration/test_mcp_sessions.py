@@ -21,6 +21,25 @@ def _call(name: str, arguments: dict) -> tuple[str, dict]:
     return "tools/call", {"name": name, "arguments": arguments}
 
 
+BRIEF = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "brief", "arguments": {}}}
+
+
+def _server(ws):
+    """A `kg mcp` process, initialized, and a function that sends it one message (and reads its answer, for a call)."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc = subprocess.Popen([KG, "-w", str(ws.root), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+    def send(msg: dict) -> dict | None:
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline()) if "id" in msg else None
+
+    send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return proc, send
+
+
 def _ended(ws, sid: str):
     with ws.reading() as st:
         return st.run("memory_session_get", id=sid)[0]["ended_at"]
@@ -71,17 +90,8 @@ def test_a_session_a_killed_server_left_open_is_ended_by_the_next_conversations_
 
     monkeypatch.setenv("KG_SERVER", "0")
     monkeypatch.setenv("KG_NOW", "2026-11-02T10:00:00")
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    proc = subprocess.Popen([KG, "-w", str(ws.root), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    for msg in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "brief", "arguments": {}}}):
-        proc.stdin.write(json.dumps(msg) + "\n")
-        proc.stdin.flush()
-        if "id" in msg:
-            line = proc.stdout.readline()
-    killed = json.loads(line)["result"]["structuredContent"]["session"]
+    proc, send = _server(ws)
+    killed = send({**BRIEF, "id": 1})["result"]["structuredContent"]["session"]
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert _ended(ws, killed) is None and ws.current_session() == killed  # what the kill leaves
@@ -98,24 +108,13 @@ def test_a_later_brief_never_takes_over_a_session_a_person_started(ws, need, mon
     need("mcp")
     monkeypatch.setenv("KG_SERVER", "0")
     monkeypatch.setenv("KG_NOW", "2026-11-02T10:00:00")
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    proc = subprocess.Popen([KG, "-w", str(ws.root), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-    def send(msg: dict) -> dict | None:
-        proc.stdin.write(json.dumps(msg) + "\n")
-        proc.stdin.flush()
-        return json.loads(proc.stdout.readline()) if "id" in msg else None
-
-    send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
-    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    brief = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "brief", "arguments": {}}}
-    own = send({**brief, "id": 1})["result"]["structuredContent"]["session"]
+    proc, send = _server(ws)
+    own = send({**BRIEF, "id": 1})["result"]["structuredContent"]["session"]
     run = [KG, "-w", str(ws.root), "session"]
     assert subprocess.run([*run, "end", "--session", own], capture_output=True, timeout=120).returncode == 0
     assert subprocess.run([*run, "start"], capture_output=True, timeout=120).returncode == 0
     theirs = ws.current_session()
-    again = send({**brief, "id": 2})["result"]["structuredContent"]
+    again = send({**BRIEF, "id": 2})["result"]["structuredContent"]
     assert (again["session"], again["session_started"]) == (theirs, False), again
     proc.stdin.close()
     proc.wait(timeout=120)
