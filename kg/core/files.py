@@ -224,7 +224,7 @@ def _drop_left(path: Path) -> None:
     that are a minute old (a writer in another pid namespace, a container sharing the folder, is not seen here)."""
     for tmp in temporaries(path):
         pid = tmp.name[len(path.name) + 2:-len(".tmp")].split(".")[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+        if not pid.isdigit() or int(pid) == os.getpid() or pid_alive(int(pid)):
             continue
         try:
             if time.time() - os.stat(tmp).st_mtime > LEFT_TMP_AGE_S:
@@ -242,13 +242,15 @@ def temporaries(path: Path) -> list[Path]:
         return []
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts: it cannot be signalled, but it is
+    there)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True  # (another user's: alive)
+    except PermissionError:
+        return True
     return True
 
 

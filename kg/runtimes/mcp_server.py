@@ -40,7 +40,7 @@ Show `propose` results to the user; when they say "approve N" call `approve`, wh
 with their reason."""
 
 
-MCP_KEY = "mcp-"  # the runtime session key of a session a `kg mcp` started: mcp-<pid>-<random>
+MCP_KEY = "mcp-"  # the runtime session key of a session a `kg mcp` started: mcp-<pid>-<random>@<host>
 
 
 def build_server(root: str | Path, *, rules_dir: Path | None = None, future: bool = False) -> MCPServer:
@@ -282,11 +282,9 @@ def build_server(root: str | Path, *, rules_dir: Path | None = None, future: boo
         from kg.memory import sessions
 
         try:
-            w = ws()
-            with w.reading() as st:
-                rows = st.run("memory_session_get", id=mine["session"])
-            if rows and rows[0]["ended_at"] is None:
-                sessions.end(w, "", session=mine["session"], at_least_start=True)  # (untied there)
+            sessions.end(ws(), "", session=mine["session"], at_least_start=True)  # (untied there)
+        except UsageError:
+            pass  # ended already
         except (KgError, OSError) as exc:  # at exit, nobody to answer: said on stderr, as the SDK's log is
             logging.getLogger(__name__).warning("kg session %s not ended: %s", mine["session"], exc)
 

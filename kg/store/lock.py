@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kg.core import ofdlock
 from kg.core.errors import StoreBusy, StoreError
+from kg.core.files import pid_alive  # noqa: F401 - kg.store.lock.pid_alive stays
 from kg.core.paths import HeldLock
 from kg.serve.progress import Watch, give_up_line
 
@@ -167,13 +168,3 @@ def _announce(path: Path) -> int | None:
     return fd
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (one of another user's counts: it cannot be signalled, but it is
-    there)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
