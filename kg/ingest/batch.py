@@ -23,7 +23,7 @@ from typing import Any
 from kg.core import clock
 from kg.core.entries import TooLong, prepare
 from kg.core.errors import KgError, UsageError
-from kg.ingest import ingested
+from kg.ingest import copies, ingested
 from kg.ingest.ids_rebuild import with_ids
 from kg.memory import logs as files
 from kg.memory import session_ids
@@ -154,19 +154,22 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                         "link": bool(link), **learned_field(at, base)}
                        for i, (at, p) in zip(ids, prepared, strict=True)]
             threaded = _thread(records) if thread else 0
-            ws.journal.append(records)
-            if source is not None:
-                ingested.remember(ws.kg_dir, source, ids, base.isoformat(timespec="seconds"))
-            days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}
-            for at, p in prepared:
-                f = p.fields
-                line = files.daily_line(ws.policy, f["entry_type"], f.get("category"), f["text"], at)
-                days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, f.get("session")))
-            # the journal holds the entries now: a file kg may not write (`check_target`) costs its copy only
-            for at, lines in days.values():
-                files.copy_or_note(skipped, files.append_daily_lines, ws.memory, lines, at)  # a session's repeats fold
-            for i, (_, p) in zip(ids, prepared, strict=True):
-                files.copy_or_note(skipped, files.append_learning, ws.root, {**p.fields, "id": i})
+            daily = [(files.daily_line(ws.policy, p.fields["entry_type"], p.fields.get("category"), p.fields["text"],
+                                       at), p.fields.get("session"), at) for at, p in prepared]
+            learnings = [{**p.fields, "id": i} for i, (_, p) in zip(ids, prepared, strict=True)]
+            # killed past the append, the next holder of the journal lock writes these copies (kg/ingest/copies.py)
+            with copies.noted(ws.kg_dir, ws.journal.path, ids, daily, learnings):
+                ws.journal.append(records)
+                if source is not None:
+                    ingested.remember(ws.kg_dir, source, ids, base.isoformat(timespec="seconds"))
+                days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}
+                for line, session, at in daily:
+                    days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, session))
+                # the journal holds the entries now: a file kg may not write (`check_target`) costs its copy only
+                for at, lines in days.values():  # a session's repeats fold
+                    files.copy_or_note(skipped, files.append_daily_lines, ws.memory, lines, at)
+                for learning in learnings:
+                    files.copy_or_note(skipped, files.append_learning, ws.root, learning)
         return ids, threaded
 
     skipped: list[str] = []

@@ -104,12 +104,16 @@ class Journal:
     def _sweep(self) -> None:
         """Remove the temporary id files of writers killed mid-write (issue 20: a `kg log` stopped by SIGTERM or
         SIGKILL while saving the counters left `.ids.json.<pid>.<tid>.tmp`). The id file is written under the
-        journal lock only, which this process holds now: any such file is a dead writer's."""
+        journal lock only, which this process holds now: any such file is a dead writer's. So is a note of copies
+        to write (`kg.ingest.copies`): they are written first."""
         for tmp in temporaries(self.ids_path):
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+        from kg.ingest import copies
+
+        copies.finish(self.folder)  # the copies of the entries a writer killed here had journaled (QA8 #1)
 
     # -- ids ----------------------------------------------------------------------------------------------
     def _load_ids(self) -> dict[str, int]:

@@ -12,6 +12,7 @@ from kg.core import clock
 from kg.core.entries import choice, prepare
 from kg.core.errors import KgError, NotFound, StoreError, UsageError
 from kg.core.text import clean
+from kg.ingest import copies
 from kg.ingest.apply import node_params
 from kg.ingest.batch import learned_field
 from kg.ingest.ids_rebuild import with_ids
@@ -63,10 +64,14 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
     def journaled() -> tuple[str, int, Any]:
         with ws.journal.locked():
             (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
-            inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f, **since,
-                                        "redacted": list(prepared.redactions), "link": bool(link)}])
-            daily = files.copy_or_note(skipped, files.append_daily, ws.memory, line, at, session=f.get("session"))
-            files.copy_or_note(skipped, files.append_learning, ws.root, {**f, "id": entry_id})
+            learning = {**f, "id": entry_id}
+            # killed past the append, the next holder of the journal lock writes these copies (kg/ingest/copies.py)
+            with copies.noted(ws.kg_dir, ws.journal.path, [entry_id], [(line, f.get("session"), at)], [learning]):
+                inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f, **since,
+                                            "redacted": list(prepared.redactions), "link": bool(link)}])
+                daily = files.copy_or_note(skipped, files.append_daily, ws.memory, line, at,
+                                           session=f.get("session"))
+                files.copy_or_note(skipped, files.append_learning, ws.root, learning)
         return entry_id, inode, daily
 
     skipped: list[str] = []

@@ -125,6 +125,9 @@ def append_daily_lines(memory: Path, lines: list[tuple[str, str | None]], at: da
             first[key] = m.group(3)
             noted.append(f"{key}\t{m.group(3)}\n")
             out.append(line)
+        if noted:  # before the lines: killed between the two, a repeat finds no line to fold into and is written
+            _prune_index(memory / REPEATS, at)
+            append_text(index, "".join(noted))
         header = f"# {at:%Y-%m-%d}\n\n"
         if text is not None:
             data = text + "".join(out)
@@ -133,9 +136,6 @@ def append_daily_lines(memory: Path, lines: list[tuple[str, str | None]], at: da
         elif out:
             data = "".join(out)
             os.write(fd, ((header if os.fstat(fd).st_size == 0 else "") + data).encode("utf-8"))
-        if noted:
-            _prune_index(memory / REPEATS, at)
-            append_text(index, "".join(noted))
     return path
 
 
@@ -305,7 +305,7 @@ def _note_written(root: Path, ids: Iterable[str]) -> None:
         append_text(root / WRITTEN, lines)
 
 
-def _written(root: Path) -> set[str]:
+def learnings_written(root: Path) -> set[str]:
     try:
         return set((root / WRITTEN).read_text("utf-8", "replace").split())
     except FileNotFoundError:
@@ -458,7 +458,7 @@ def write_learnings(root: Path, events: Iterable[dict[str, Any]], *,
             by_kind[e["entry_type"]].append(e)
     ids = {e["id"] for entries in by_kind.values() for e in entries}  # an entry of another kind's file: not reported
     report = LearningsReport()
-    written = _written(root)  # an entry `kg log` appends meanwhile is in its file when the file is read
+    written = learnings_written(root)  # an entry `kg log` appends meanwhile is in its file when the file is read
     for kind, name in LEARNINGS_FILES.items():
         path = folder / name
 
