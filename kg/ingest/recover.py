@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import time
 from contextlib import closing
@@ -155,14 +156,22 @@ def start_over(ws: Any, exc: Exception, repair: bool) -> tuple[str, str]:
     recovered = ws.kg_dir / f"recovered-{stamp}.trail.json"
     nodes = nodes_of(side) if side.is_file() else []
     n = write_trail(side, recovered, clock.now(None), nodes) if nodes else 0
+    moved = []
     for path in (ws.graph_path, ws.graph_path.with_name(ws.graph_path.name + ".wal"),
                  *(side.with_name(side.name + tail) for tail in ("", "-wal", "-shm"))):
         if path.exists():
             os.replace(path, path.with_name(f"{path.name}.damaged-{stamp}"))
+            moved.append(path)
     ws._allow_new_graph = True
     try:
-        with ws.store():
-            pass
+        try:
+            with ws.store():
+                pass
+        except KgError as new_failed:  # no new graph either (QA11 #0: a limit, not the file): all put back as it was
+            _put_back(moved, stamp)
+            recovered.unlink(missing_ok=True)
+            return ("error", f"{cause}; a new graph could not be made either ({new_failed}), so nothing was set "
+                    "aside: fix that first, then run `kg doctor` again")
         rebuilt = reimport(ws, [recovered] if n else [])
         if n:
             rebuilt = f"{rebuilt}; {relink(ws, nodes)}"
@@ -170,3 +179,15 @@ def start_over(ws: Any, exc: Exception, repair: bool) -> tuple[str, str]:
         ws._allow_new_graph = False
     return ("repaired", f"{cause}: started a new graph (the old file kept as "
             f"{ws.graph_path.name}.damaged-{stamp}); {rebuilt}")
+
+
+def _put_back(moved: list[Path], stamp: str) -> None:
+    """Undo `start_over`'s renames: what the failed open of a new graph made at those names goes first."""
+    for path in moved:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        os.replace(path.with_name(f"{path.name}.damaged-{stamp}"), path)
+    for path in {p.with_name(p.name + tail) for p in moved for tail in (".wal", "-wal", "-shm")} - set(moved):
+        path.unlink(missing_ok=True)  # a WAL the failed open made beside a file that had none

@@ -32,6 +32,7 @@ from kg.store import sideindex as _side
 from kg.store import sidestate as _sidestate
 from kg.store.lock import FileLock, Yielded
 from kg.store.values import check_space as _check_space
+from kg.store.values import db_size_args, resource_error
 from kg.store.values import empty as _empty
 from kg.store.values import plain_error as _plain_error
 
@@ -163,7 +164,7 @@ def open_store(
             opening = _probe.mark(path)
             try:
                 db = kuzu.Database(str(path), read_only=read_only, checkpoint_threshold=CHECKPOINT_BYTES,
-                                   buffer_pool_size=buffer_pool_mb * 1024 * 1024,
+                                   buffer_pool_size=buffer_pool_mb * 1024 * 1024, **db_size_args(),
                                    **({"max_num_threads": max_threads} if max_threads else {}))
                 conn = kuzu.Connection(db)
                 if not read_only:
@@ -172,6 +173,9 @@ def open_store(
                     # checkpointed instead when it passes CHECKPOINT_BYTES, and replayed on open until then.
                     conn.execute("CALL force_checkpoint_on_close=false")
             except (RuntimeError, IndexError, MemoryError) as exc:  # a damaged file: IndexError on some
+                limits = resource_error(exc)
+                if limits is not None:  # this process's limits or rights: no repair may set the file aside
+                    raise StoreError(f"cannot open the graph {path}: {limits}") from None
                 raise GraphUnopenable(f"cannot open the graph {path}: {_plain_error(exc)}. Run `kg doctor`: it "
                                       "says what can be done") from None
             finally:

@@ -29,8 +29,10 @@ import resource, sys
 cap, hard = int(sys.argv[2]), resource.getrlimit(resource.RLIMIT_AS)[1]
 resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
 import kuzu
+soft = resource.getrlimit(resource.RLIMIT_AS)[0]  # a hard limit below the cap: kg's own open reserves less (values.py)
+size = {} if soft >= cap else {"max_db_size": 1 << max((soft // 4).bit_length() - 1, 24)}
 try:
-    kuzu.Database(sys.argv[1], read_only=True, buffer_pool_size=256 << 20)
+    kuzu.Database(sys.argv[1], read_only=True, buffer_pool_size=256 << 20, **size)
 except MemoryError:
     sys.exit(3)
 except Exception:

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kg.store.values import db_size_args
+
 # after a replayed drop (first three), or a kill in the middle of CREATE_FTS_INDEX (its hidden tables made, the
 # index not): "Table: 1_node_fts_docs already exists"
 _SIGNS = re.compile(r"Cannot find table catalog entry with id|Table: \d+_node_fts_\w+ already exists|"
@@ -98,7 +100,7 @@ def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int, kept
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     export, new = work / "export", work / path.name
-    db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_mb * 1024 * 1024)
+    db = kuzu.Database(str(path), buffer_pool_size=buffer_pool_mb * 1024 * 1024, **db_size_args())
     conn = kuzu.Connection(db)
     conn.execute("CALL force_checkpoint_on_close=false")  # a checkpoint fails on such a graph
     conn.execute(f"EXPORT DATABASE {_literal(export)} (format='parquet')")
@@ -112,7 +114,7 @@ def rebuild(path: Path, kuzu: Any, fts_create: str, *, buffer_pool_mb: int, kept
     schema = export / "schema.cypher"
     statements = schema.read_text(encoding="utf-8").split(";\n")
     schema.write_text(";\n".join(s for s in statements if not _FTS_MACRO.match(s)), encoding="utf-8")
-    db = kuzu.Database(str(new), buffer_pool_size=new_pool * 1024 * 1024)
+    db = kuzu.Database(str(new), buffer_pool_size=new_pool * 1024 * 1024, **db_size_args())
     conn = kuzu.Connection(db)
     conn.execute(f"IMPORT DATABASE {_literal(export)}")
     if fts_create:  # (issue 22) a graph carries no full-text index of its own: ""

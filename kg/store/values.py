@@ -100,6 +100,51 @@ def empty(path: Path) -> bool:
         return True
 
 
+KUZU_RESERVED = 1 << 43  # kuzu 0.11.3's default max_db_size: address space reserved (not used) at every open
+
+
+def db_size_args() -> dict[str, int]:
+    """Kùzu's `max_db_size` when the process's address space is limited (`ulimit -v`, RLIMIT_AS: containers, CI
+    runners, login nodes): Kùzu reserves 8 TiB of addresses at every open by default, so any such limit failed
+    every open ("Mmap for size 8796093022208 failed"), and the graph was taken for a damaged file (QA11 #0). The
+    largest power of two within a quarter of the limit (the rest for the buffer pool, Python and the side index),
+    which caps how large the graph may grow under it; {} without a limit."""
+    limit = _address_limit()
+    if limit is None or limit >= 4 * KUZU_RESERVED:
+        return {}
+    return {"max_db_size": 1 << max((limit // 4).bit_length() - 1, 24)}
+
+
+def _address_limit() -> int | None:
+    try:
+        import resource
+    except ImportError:  # not on every platform
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if limit == resource.RLIM_INFINITY or limit < 0 else limit
+
+
+def resource_error(exc: BaseException) -> str | None:
+    """What a failed open says when the cause is this process's limits or rights, not the file (so no repair can
+    help, and none may be offered): None when it is not one of those."""
+    text = str(exc)
+    low = text.lower()
+    if isinstance(exc, MemoryError) or "mmap" in low or "cannot allocate memory" in low:
+        limit = _address_limit()
+        said = f"; this process's address space is limited to {limit >> 20:,} MB (`ulimit -v`)" if limit else ""
+        return (f"Kùzu could not reserve the memory to open it ({text}{said}); raise the process's memory limits "
+                "(`ulimit -v`, a container's or job's memory limit) and run the command again. The file is not "
+                "damaged")
+    if "too many open files" in low:
+        return (f"this process may open no more files ({text}); raise the limit (`ulimit -n`) and run the command "
+                "again. The file is not damaged")
+    if "permission denied" in low or "read-only" in low or "read only file" in low:
+        return (f"the workspace is not writable ({text}): a file of memory/.kg/ owned by another user (a `sudo kg`?) "
+                "or a read-only folder; give them back to this user (`chown -R`) or make the folder writable, and "
+                "run the command again. The file is not damaged")
+    return None
+
+
 def plain_error(exc: BaseException) -> str:
     """Kùzu's message, with disk-full and read-only cases said plainly."""
     text = str(exc)

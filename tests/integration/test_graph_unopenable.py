@@ -79,3 +79,75 @@ def test_repair_links_the_restored_entries_again_and_keeps_the_clock_zone(ws, ru
     assert after["zone_recorded"] and after["zone_note"] is None, after
     clock = next(c for c in run_kg(["doctor", "--json"]).json["checks"] if c["name"] == "clock zone")
     assert clock["status"] == "ok", clock
+
+
+LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv.pop(1)), resource.RLIM_INFINITY))
+from kg.cli.entry import main
+sys.argv = ["kg", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+def _limited(root, limit: int, *args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", LIMITED, str(limit), "-w", str(root), *args], capture_output=True,
+                          text=True, env={**os.environ, "KG_SERVER": "0", "KG_NOW": NOW}, timeout=300)
+
+
+@pytest.mark.embedded_only("Kùzu's address-space reservation")
+def test_a_graph_opens_under_an_address_space_limit_and_is_never_called_damaged(ws, run_kg):
+    """(QA11 #0) Under `ulimit -v 8000000` (containers, CI runners) every open failed "Mmap for size 8796093022208
+    failed" (Kùzu reserves 8 TiB of addresses by default), the healthy graph was called damaged, and the advised
+    `kg doctor --repair` set it and the search index aside, then failed, and the next repair started an empty graph.
+    kg now asks Kùzu for less under a limit; a limit too small for any open is said as one, and nothing is moved."""
+    for n in range(3):
+        assert run_kg(["--now", NOW, "log", "error", f"make failed {n}: missing header", "--wait"]).exit_code == 0
+    r = _limited(ws.root, 8_000_000 * 1024, "log", "error", "logged under a limit", "--wait", "--json")
+    assert r.returncode == 0, r.stderr
+    r = _limited(ws.root, 8_000_000 * 1024, "status", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["nodes"]["event"] == 4, r.stderr
+    before = sorted(p.name for p in ws.kg_dir.iterdir())
+    r = _limited(ws.root, 300 << 20, "doctor", "--repair")
+    assert r.returncode != 0 and "damaged" not in r.stdout.replace("not damaged", ""), r.stdout
+    assert not list(ws.kg_dir.glob("*.damaged-*")) and sorted(p.name for p in ws.kg_dir.iterdir()) == before
+    assert json.loads(run_kg(["status", "--json"]).stdout)["nodes"]["event"] == 4
+
+
+def test_a_limit_or_a_right_is_not_a_damaged_file():
+    from kg.store.values import resource_error
+
+    for text in ("Buffer manager exception: Mmap for size 8796093022208 failed.",
+                 "IO exception: Cannot open file /w/memory/.kg/graph.kuzu.wal: Permission denied",
+                 "IO exception: Too many open files"):
+        assert "The file is not damaged" in resource_error(RuntimeError(text)), text
+    assert resource_error(RuntimeError("Runtime exception: Invalid database file header")) is None
+
+
+@pytest.mark.embedded_only("damages the Kùzu file")
+def test_a_repair_that_cannot_make_a_new_graph_puts_everything_back(ws, run_kg, monkeypatch):
+    """A repair moved the graph and the search index aside before it knew a new graph could be made; when it could
+    not, the workspace was left with neither (QA11 #0's first repair). Now what it moved is put back."""
+    from kg.core.errors import GraphUnopenable, StoreError
+    from kg.ingest.recover import start_over
+    from kg.workspace import Workspace
+
+    assert run_kg(["--now", NOW, "log", "learning", "kept through a failed repair", "--wait"]).exit_code == 0
+    assert run_kg(["doctor"]).exit_code == 0
+    files = {p.name: p.read_bytes() for p in ws.kg_dir.iterdir() if p.is_file() and p.name.startswith(("graph.kuzu",
+                                                                                                       "search."))}
+    assert "graph.kuzu" in files
+
+    def no_new_graph(self, *a, **k):
+        raise StoreError("the disk is full (a test's); free some space and run the command again")
+
+    monkeypatch.setattr(Workspace, "store", no_new_graph)
+    status, detail = start_over(ws, GraphUnopenable("cannot open the graph: damaged. Run `kg doctor`"), True)
+    monkeypatch.undo()
+    assert status == "error" and "nothing was set aside" in detail, detail
+    assert not list(ws.kg_dir.glob("*.damaged-*")) and not list(ws.kg_dir.glob("recovered-*"))
+    assert {n: (ws.kg_dir / n).read_bytes() for n in files} == files
+    assert "kept through a failed repair" in run_kg(["list"]).stdout
