@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import time
@@ -12,6 +13,9 @@ from kg.serve import protocol
 
 RECEIVE_TIMEOUT = 30.0  # seconds for a connected client to send its whole request (read outside any drain)
 _PEEK = 4096  # a request this small that arrived whole is read at the door (an applier's knock is ~20 bytes)
+# an accept that fails for want of a resource leaves the connection in the backlog, so the listener stays readable:
+# looking again at once was a hot loop holding the graph for good (QA11 #6, under `ulimit -n 10`)
+_JAMMED = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
 class Door:
@@ -24,11 +28,13 @@ class Door:
     def __init__(self, listener: socket.socket):
         self.listener = listener
         self.kept: tuple[socket.socket, dict[str, Any] | None] | None = None
+        self.jammed: str | None = None  # why no connection can be taken: the server lets go of the graph
 
     def waiting(self) -> bool:
+        """Whether a request waits (or the door is jammed: a drain stops, and the loop ends)."""
         import select
 
-        while self.kept is None and select.select([self.listener], [], [], 0)[0]:
+        while self.kept is None and self.jammed is None and select.select([self.listener], [], [], 0)[0]:
             conn = self._accept()
             if conn is None:
                 continue
@@ -44,7 +50,7 @@ class Door:
                         pass
                 continue
             self.kept = (conn, request)
-        return self.kept is not None
+        return self.kept is not None or self.jammed is not None
 
     def next(self, timeout: float) -> tuple[socket.socket, dict[str, Any]] | None:
         """The request kept, or the next one to arrive within `timeout` seconds (None: none came)."""
@@ -56,7 +62,7 @@ class Door:
             if got is not None:
                 return got
         deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
+        while self.jammed is None and (left := deadline - time.monotonic()) > 0:
             self.listener.settimeout(left)
             conn = self._accept()
             got = None if conn is None else _receive(conn)
@@ -68,7 +74,9 @@ class Door:
         """One connection of this user's; None when none came in time."""
         try:
             conn, _ = self.listener.accept()
-        except OSError:  # the timeout (or, polled, nothing there after all)
+        except OSError as exc:  # the timeout (or, polled, nothing there after all)
+            if exc.errno in _JAMMED:
+                self.jammed = f"cannot take a connection ({exc.strerror}): let go of the graph"
             return None
         conn.settimeout(RECEIVE_TIMEOUT)
         if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered

@@ -426,6 +426,8 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         # what agents logged is still applied (else nothing was, for as long as reads kept coming)
         if server.moved():
             return _MOVED, None
+        if door.jammed:  # (out of descriptors: readers read alone, the next command starts a server again)
+            return door.jammed, None
         if drained and not fresh and server.ws.journal.has_pending():
             if door.waiting() and not passed_over:
                 passed_over = True
@@ -442,6 +444,8 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
                 got[0].close()
             return _MOVED, None
         if got is None:
+            if door.jammed:
+                return door.jammed, None
             drained = server.drain(door.waiting)
             if not door.waiting() and (failed := _renew(server, last)):
                 return failed, None
