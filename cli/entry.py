@@ -182,7 +182,35 @@ def _gives_way(argv: list[str]) -> Callable[[str], bool] | None:
     return by_a_writer
 
 
+def standard_streams() -> None:
+    """Make the three standard streams usable before anything else opens a file. A descriptor closed by the caller (a
+    daemon or a hook runner that closed fd 1) is /dev/null: Python had set sys.stdout to None, so the answer's flush
+    was a traceback after `kg log` had logged its entry (QA11 #2), and the next file kg opened would have taken the
+    number 1 (a print, or a child's output, would have written into it). A stream whose encoding cannot say every
+    character (PYTHONIOENCODING=latin-1, a legacy locale) replaces what it cannot, instead of failing the command
+    after its write was acknowledged (QA11 #5)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="replace")
+            except (ValueError, OSError):
+                pass
+
+
 def main() -> None:
+    standard_streams()
     # `[ERR-...]` as the brief prints it: the server sees the id; and `kg status -w DIR` is served by DIR's server
     argv = sys.argv[1:] = hoist_globals(unwrap_ids(sys.argv[1:]))
     if "session-end" in argv:  # a runtime's SessionEnd is recorded before anything heavy: it may be killed soon
