@@ -11,7 +11,7 @@ from kg.core.errors import KgError, StoreError
 from kg.ingest import drain
 from kg.ingest.journal import Journal
 from kg.workspace import GRAPH_FILE, Workspace
-from kg.workspace_root import MARKER
+from kg.workspace_root import MARKER, check_marker, check_path
 
 
 def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = None,
@@ -19,7 +19,8 @@ def init_workspace(path: str | os.PathLike[str], *, rules_dir: Path | None = Non
     """Make (or re-open) a workspace at `path`: the memory folders and an empty graph. Idempotent. With
     `store` (falkordb://HOST:PORT/GRAPH) its graph is a team's on that server, named in kg.toml; an embedded
     workspace that holds entries is moved only with `force` (they stay in its embedded graph: `_left_behind`)."""
-    root = Path(path).expanduser().resolve()
+    root = check_path(Path(path).expanduser().resolve())
+    check_marker(root)
     # the outermost folder this call makes (a missing parent too), removed again when a team server refuses
     made = next((folder for folder in (*reversed(root.parents), root, root / "memory") if not folder.exists()), None)
     if store:
