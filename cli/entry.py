@@ -209,8 +209,26 @@ def standard_streams() -> None:
                 pass
 
 
+def utf8_args(argv: list[str]) -> list[str]:
+    """Arguments that are UTF-8 bytes, read as such whatever the locale: under LC_ALL=C (with UTF-8 mode off)
+    Python decodes them as ASCII, holding each other byte as a lone surrogate, and `kg log learning "ünïcode"` was
+    refused as not UTF-8 (QA11 #4). An argument whose bytes are not UTF-8 stays as it is: `check_argv` refuses it."""
+    out = []
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                arg = os.fsencode(arg).decode("utf-8")
+            except (UnicodeDecodeError, UnicodeEncodeError):
+                pass
+        out.append(arg)
+    return out
+
+
 def main() -> None:
     standard_streams()
+    sys.argv[1:] = utf8_args(sys.argv[1:])
     # `[ERR-...]` as the brief prints it: the server sees the id; and `kg status -w DIR` is served by DIR's server
     argv = sys.argv[1:] = hoist_globals(unwrap_ids(sys.argv[1:]))
     if "session-end" in argv:  # a runtime's SessionEnd is recorded before anything heavy: it may be killed soon

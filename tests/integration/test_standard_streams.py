@@ -46,3 +46,16 @@ def test_a_stream_encoding_without_emoji_replaces_them(ws):
         assert r.returncode == 0 and "LRN-20261201-" in r.stdout and "unexpected failure" not in r.stderr, r.stderr
         s = _kg(ws.root, "status", env={**env, "KG_SERVER": "0"}, capture_output=True)
         assert s.returncode == 0 and "Nodes:" in s.stdout, s.stderr
+
+
+def test_utf8_arguments_under_the_c_locale_are_read_as_utf8(ws):
+    """Under LC_ALL=C with UTF-8 mode off, Python decodes arguments as ASCII: valid UTF-8 text was refused as
+    "not valid UTF-8" (QA11 #4). Bytes that are not UTF-8 are still refused, with exit 2."""
+    c = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "KG_SERVER": "0"}
+    r = _kg(ws.root, "log", "learning", "ünïcode and 中文 under C", env=c, capture_output=True)
+    assert r.returncode == 0, r.stderr
+    listed = _kg(ws.root, "list", "--json", capture_output=True)
+    assert [e["text"] for e in json.loads(listed.stdout) if e["kind"] == "event"] == ["ünïcode and 中文 under C"]
+    bad = subprocess.run([KG.encode(), b"-w", os.fsencode(ws.root), b"log", b"learning", b"bad \xe9 byte"],
+                         capture_output=True, timeout=300, env={**os.environ, **c})
+    assert bad.returncode == 2 and b"is not valid UTF-8 text" in bad.stderr, bad.stderr
