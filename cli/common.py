@@ -3,7 +3,6 @@ place where library errors become `Error: ...` on stderr with an exit code (2 ba
 
 from __future__ import annotations
 
-import errno
 import json
 import re
 import sys
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+
+from kg.core.errors import os_failure  # noqa: F401 - kg.cli.common.os_failure stays (the MCP server asks it)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 NowOpt = Annotated[
@@ -102,15 +103,6 @@ def errors() -> Iterator[None]:
         fail(bad_input(exc) or str(exc), 2)
 
 
-def os_failure(exc: OSError) -> str:
-    """The message for a failure of the file system (the CLI's, and the MCP server's tool errors)."""
-    if exc.errno == errno.ENOSPC:
-        return (f"the disk is full{f' ({exc.filename})' if exc.filename else ''}; free some space and run the "
-                "command again (nothing half-written was kept)")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return (f"cannot write {exc.filename or 'to the workspace'}: {exc.strerror}; check the folder's "
-                "permissions and that its filesystem is writable")
-    return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
 
 
 def bad_input(exc: BaseException) -> str | None:

@@ -5,6 +5,8 @@ Every message says what was wrong and how to fix it.
 
 from __future__ import annotations
 
+import errno
+
 
 class KgError(Exception):
     """Base class. `exit_code` is what the CLI exits with: 2 for bad input, 1 for an operational failure."""
@@ -109,3 +111,14 @@ class NewerGraph(SchemaError):
 class QueryParameterError(KgError):
     """A named query was run with missing or unknown parameters (a programming error, refused on purpose:
     an unbound `$param` in Kùzu matches every row)."""
+
+
+def os_failure(exc: OSError) -> str:
+    """The message for a failure of the file system (the CLI's, and the MCP server's tool errors)."""
+    if exc.errno == errno.ENOSPC:
+        return (f"the disk is full{f' ({exc.filename})' if exc.filename else ''}; free some space and run the "
+                "command again (nothing half-written was kept)")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return (f"cannot write {exc.filename or 'to the workspace'}: {exc.strerror}; check the folder's "
+                "permissions and that its filesystem is writable")
+    return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from kg.core import clock
-from kg.core.errors import NotFound, UsageError
+from kg.core.errors import NotFound, StoreError, UsageError, os_failure
 from kg.lifecycle import blocks, imported, imported_rules, promote, promoting, render, settling
 from kg.lifecycle.api_controls import conflicts, pin, reinforce, resolve_conflict  # noqa: F401 - api.X stays
 from kg.lifecycle.cycle import DAY, LIVE, CycleReport, Lifecycle, _jsonable, drained, holding
@@ -177,7 +177,12 @@ def approve(ws: Any, number: int, now: Now = None) -> dict[str, Any]:
                  if p.get("set_aside") and p["change"] == result.get("change")]
         if aside:  # (what keeps it out of its file, as the cycle says it)
             result["set_aside"] = aside[0]
-        plans = lc.export()
+        try:
+            plans = lc.export()
+        except OSError as exc:  # the approval is the graph's already (QA11 #1: "nothing half-written was kept")
+            raise StoreError(f"proposal #{number} is approved, but its file could not be written "
+                             f"({os_failure(exc).split(';')[0]}): fix that, then run `kg approve {number}` again to "
+                             "write it (the next `kg cycle` writes it too)") from None
     result["files"] = [p.as_dict() for p in plans if p.action != "none"]
     return result
 

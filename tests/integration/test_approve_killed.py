@@ -57,3 +57,28 @@ def test_approving_again_claims_no_write_it_did_not_make(ws, run_kg):
     r = run_kg("approve 1 --json --now 2026-10-26T10:05:00")
     assert r.exit_code == 2 and "already approved" in r.stderr, (r.exit_code, r.stdout, r.stderr)
     assert "edited by a person" in target.read_text(encoding="utf-8")
+
+
+def test_an_approve_whose_file_cannot_be_written_says_it_is_approved_and_how_to_write_it(ws, run_kg, monkeypatch):
+    """(QA11 #1) On a full disk `kg approve 1` said "the disk is full ... (nothing half-written was kept)" though
+    the graph had taken the approval: the proposal was gone from `kg propose` and the rule in no file."""
+    import errno
+
+    from kg.core import files
+
+    _proposed(run_kg)
+    (proposal,) = _ok(run_kg("propose --json")).json
+    target = ws.root / proposal["target"]
+
+    def full(path):
+        if path.name == target.name:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(files, "BEFORE_REPLACE", full)
+    r = run_kg("approve 1 --now 2026-10-26T10:00:00")
+    assert r.exit_code == 1 and "proposal #1 is approved, but its file could not be written (the disk is full" in \
+        r.stderr and "run `kg approve 1` again" in r.stderr, r.stderr
+    monkeypatch.undo()
+    again = _ok(run_kg("approve 1 --json --now 2026-10-26T10:05:00")).json
+    assert again["action"] == "approved already; its file written now", again
+    assert proposal["text"].split("\n")[0][:40] in target.read_text(encoding="utf-8")
