@@ -220,7 +220,7 @@ def workspace(ctx: typer.Context, *, fallback: bool = False):
     from kg.workspace_root import find_root
 
     st = state(ctx)
-    if _served and st.rules is None and find_root(st.workspace) == _served[0].root:
+    if _served and st.rules is None and _same_folder(find_root(st.workspace), _served[0].root):
         from kg.core import clock
 
         clock.use_zone(_served[0].zone)  # the store's, as its open found it (the callback put the mirror's)
@@ -229,6 +229,22 @@ def workspace(ctx: typer.Context, *, fallback: bool = False):
     if background_possible():  # a read leaves a backlog to the detached applier (QA3 #1: kg/ingest/drain.py)
         ws.apply_behind = lambda: leave_to_applier(ws)
     return ws
+
+
+def _same_folder(root: Path, served: Path) -> bool:
+    """Whether `root` is the served workspace, under its own path or another (a read-only bind mount of it, a
+    container's `-v ws:/ws:ro`): a reader there waited for the graph the server held, and failed after the retry
+    budget, for as long as the owner kept working (QA11 #8)."""
+    import os
+
+    from kg.workspace_root import MARKER
+
+    if root == served:
+        return True
+    try:
+        return os.path.samefile(root / MARKER, served / MARKER)
+    except OSError:
+        return False
 
 
 def not_a_file(path: Path, what: str, *, folder_ok: bool = False) -> None:

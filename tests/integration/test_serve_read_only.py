@@ -135,3 +135,27 @@ def test_a_read_only_search_index_is_not_called_damaged_nor_sent_to_a_repair(ws,
         check["detail"] and "damaged" not in check["detail"], check
     assert search.returncode == 0 and "docker socket permission denied" in search.stdout, search.stderr
     assert "kg doctor" not in search.stdout + search.stderr, search.stdout
+
+
+def test_a_read_only_view_of_a_served_workspace_is_answered_by_its_server(ws, tmp_path):
+    """(QA11 #8) A read-only bind mount of a workspace (a container's `-v ws:/ws:ro`) could not be read while the
+    owner's read server held the graph: the server ran the view's read as another workspace's, waited for the graph
+    it held itself, and the reader failed after the retry budget, for as long as the owner kept working. The server
+    answers a read of its own folder under any path."""
+    if os.geteuid() != 0:
+        pytest.skip("a view of the same folder under another path needs a bind mount (root)")
+    ws.log("error", "docker socket permission denied", now="2026-12-01T10:00:00", wait=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")} | {"KG_LOCK_TIMEOUT": "3"}
+    kg = str(Path(sys.executable).with_name("kg"))
+    started = subprocess.run([kg, "-w", str(ws.root), "serve", "start"], capture_output=True, text=True, env=env,
+                             timeout=120)
+    assert started.returncode == 0, started.stderr
+    try:
+        with _read_only(ws.root, tmp_path) as view:
+            for argv in (["status"], ["search", "docker socket"]):
+                r = subprocess.run([kg, "-w", str(view), *argv], stdin=subprocess.DEVNULL, capture_output=True,
+                                   text=True, env=env, timeout=60)
+                assert r.returncode == 0, (argv, r.stderr)
+            assert "docker socket permission denied" in r.stdout, r.stdout
+    finally:
+        subprocess.run([kg, "-w", str(ws.root), "serve", "stop"], capture_output=True, env=env, timeout=120)
