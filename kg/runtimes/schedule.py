@@ -88,8 +88,19 @@ def cron_job(kg: Path, root: Path) -> str:
 
 
 def cron_inner(kg: Path, root: Path) -> str:
-    """What kg writes inside its block: a comment naming the workspace, then the job."""
+    """What kg writes inside its block: a comment naming the workspace, then the job. A path with a line break is
+    refused: crontab is read line by line, so quoting cannot keep one in its argument, and the folder name's
+    second line became a job of its own, run every minute (QA11 #0b: a cloned or unpacked project can carry one)."""
+    one_line(kg, root, "a crontab line")
     return f"{cron_marker(root)}\n{cron_job(kg, root)}\n"
+
+
+def one_line(kg: Path, root: Path, what: str) -> None:
+    """Refuse paths that cannot stand in `what` (a line-based format) because they hold a line break."""
+    for path in (root, kg):
+        if "\n" in str(path) or "\r" in str(path):
+            raise UsageError(f"{str(path)!r}: {what} cannot name a path with a line break in it; rename the folder "
+                             "(kg schedule needs a path on one line)")
 
 
 def cron_entry(kg: Path, root: Path) -> str:
@@ -126,9 +137,7 @@ def unit_files(root: Path) -> list[str]:
 
 def systemd_units(kg: Path, root: Path) -> dict[str, str]:
     """The service and timer files, by file name. A path that holds a newline cannot be a unit's value."""
-    if "\n" in str(root) or "\n" in str(kg):
-        raise UsageError(f"{root!r}: a systemd unit cannot name a path with a line break in it; use --cron, or "
-                         "a workspace folder without one")
+    one_line(kg, root, "a systemd unit")
     name = unit_name(root)
     log = _specifiers(str(log_path(root)))
     service = (f"[Unit]\nDescription=kaizen-kg learning cycle for {_specifiers(str(root))}\n[Service]\n"

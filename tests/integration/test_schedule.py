@@ -455,3 +455,20 @@ def test_a_crontab_someone_keeps_changing_is_left_as_they_left_it_and_kg_exits_1
     assert done.stderr.startswith("Error: ") and "changed by someone else" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and "-" not in _calls(cron)
     assert "kaizen-kg" not in (cron / "crontab").read_text(encoding="utf-8")
+
+
+def test_a_path_with_a_line_break_never_reaches_the_crontab(tmp_path):
+    """(QA11 #0b) Git and tar allow a line break in a folder name: `kg schedule install` wrote the name's second line
+    into the crontab as a job of its own (`* * * * * touch /tmp/x #`, run every minute), since quoting cannot hold a
+    line together in a line-based file. Refused, as the systemd units refuse it, and nothing is written."""
+    import kg as kglib
+
+    ws = kglib.init_workspace(tmp_path / "proj\n* * * * * touch /tmp/kg-injected #")
+    crontab = tmp_path / "crontab"
+    crontab.write_text("MAILTO=me@example.org\n", encoding="utf-8")
+    r = kg("-w", str(ws.root), "schedule", "install", crontab=crontab)
+    assert r.returncode == 2 and "line break" in r.stderr, r.stderr
+    assert crontab.read_text(encoding="utf-8") == "MAILTO=me@example.org\n"
+    units = tmp_path / "units"
+    r = kg("-w", str(ws.root), "schedule", "install", "--systemd", "--unit-dir", str(units))
+    assert r.returncode == 2 and "line break" in r.stderr and not list(units.glob("*")), r.stderr
