@@ -135,6 +135,10 @@ def resource_error(exc: BaseException) -> str | None:
         return (f"Kùzu could not reserve the memory to open it ({text}{said}); raise the process's memory limits "
                 "(`ulimit -v`, a container's or job's memory limit) and run the command again. The file is not "
                 "damaged")
+    if "could not set lock on file" in low:  # (kg's own processes take graph.lock first: another program)
+        return (f"another program has the graph open ({text}): Kùzu Explorer, a notebook or script with its own "
+                "`kuzu.Database` on this file; close it (`kg.analysis` in a notebook reads through kg) and run the "
+                "command again. The file is not damaged")
     if "too many open files" in low:
         return (f"this process may open no more files ({text}); raise the limit (`ulimit -n`) and run the command "
                 "again. The file is not damaged")

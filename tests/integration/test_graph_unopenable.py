@@ -122,7 +122,8 @@ def test_a_limit_or_a_right_is_not_a_damaged_file():
 
     for text in ("Buffer manager exception: Mmap for size 8796093022208 failed.",
                  "IO exception: Cannot open file /w/memory/.kg/graph.kuzu.wal: Permission denied",
-                 "IO exception: Too many open files"):
+                 "IO exception: Too many open files",
+                 "IO exception: Could not set lock on file : /w/memory/.kg/graph.kuzu"):
         assert "The file is not damaged" in resource_error(RuntimeError(text)), text
     assert resource_error(RuntimeError("Runtime exception: Invalid database file header")) is None
 
@@ -151,3 +152,24 @@ def test_a_repair_that_cannot_make_a_new_graph_puts_everything_back(ws, run_kg, 
     assert not list(ws.kg_dir.glob("*.damaged-*")) and not list(ws.kg_dir.glob("recovered-*"))
     assert {n: (ws.kg_dir / n).read_bytes() for n in files} == files
     assert "kept through a failed repair" in run_kg(["list"]).stdout
+
+
+@pytest.mark.embedded_only("another program's Kùzu handle on the file")
+def test_a_graph_another_program_holds_is_not_called_damaged(ws, run_kg):
+    """(QA11 #0) Kùzu Explorer or a notebook's own `kuzu.Database` on graph.kuzu: "Could not set lock on file" was
+    called damage, with a repair that set the healthy graph aside."""
+    import subprocess
+    import sys
+
+    assert run_kg(["--now", NOW, "log", "learning", "kept while another program holds it", "--wait"]).exit_code == 0
+    holder = subprocess.Popen([sys.executable, "-c", "import kuzu, sys; db = kuzu.Database(sys.argv[1]); "
+                               "print('held', flush=True); sys.stdin.read()", str(ws.graph_path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = _limited(ws.root, 1 << 62, "doctor", "--repair")
+        assert r.returncode == 1 and "another program has the graph open" in r.stdout, r.stdout
+        assert not list(ws.kg_dir.glob("*.damaged-*"))
+    finally:
+        holder.communicate("", timeout=60)
+    assert "kept while another program holds it" in run_kg(["list"]).stdout
