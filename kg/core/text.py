@@ -228,3 +228,19 @@ def stopwords() -> frozenset[str]:
     chars = [unicodedata.normalize("NFKC", c).strip() for c in data.get("cjk_stop_chars", [])]
     return frozenset([unicodedata.normalize("NFKC", w).lower().strip() for w in data["stopwords"]]
                      + chars + [a + b for a in chars for b in chars])
+
+
+def simplified(text: str) -> str:
+    """`text` with each traditional Chinese character written as its simplified form (rules/hanzi.toml, from
+    OpenCC), for matching only: reflect's phrases and the skill triggers read "記住" as "记住". One character for
+    one, so positions in the text stay where they were."""
+    return text if text.isascii() else text.translate(_hant())
+
+
+@cache
+def _hant() -> dict[int, str]:
+    """rules/hanzi.toml's traditional character -> simplified one, as a `str.translate` table (read once)."""
+    from kg.core.policy import packaged
+
+    pairs = "".join(packaged("hanzi")["fold"]["pairs"].split())
+    return {ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs) - 1, 2)}

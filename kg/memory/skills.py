@@ -44,7 +44,7 @@ from rapidfuzz import fuzz
 from kg.core import clock, paths
 from kg.core.errors import NotFound, UsageError
 from kg.core.files import make_folder, retried, write_atomic
-from kg.core.text import CJK, clean, slugify, words
+from kg.core.text import CJK, clean, simplified, slugify, words
 from kg.lifecycle import blocks
 from kg.memory.rules import SkillRules, memory_rules
 
@@ -291,8 +291,8 @@ def should_generate(rules: SkillRules, *, tool_calls: int = 0, message: str = ""
     reasons = []
     if tool_calls >= rules.min_tool_calls:
         reasons.append(f"{tool_calls} tool calls (≥ {rules.min_tool_calls})")
-    low = (message or "").lower()
-    said = next((p for p in rules.remember_phrases if p in low), None)
+    low = simplified(message or "").lower()  # 請記住 is 请记住
+    said = next((p for p in rules.remember_phrases if simplified(p) in low), None)
     if said:
         reasons.append(f"the user said {said!r}")
     if repeats >= rules.min_repeats:

@@ -311,6 +311,7 @@ SKILL_RULES = SkillRules(80, 40, 5, 5, 2, ("记住", "remember this"))
     ({"tool_calls": 4}, False),
     ({"message": "好的，记住这个做法"}, True),
     ({"message": "Please REMEMBER THIS"}, True),
+    ({"message": "請記住這個流程"}, True),  # traditional (QA10 #18)
     ({"repeats": 2}, True),
     ({"repeats": 1}, False),
     ({"new_workflow": True}, True),
