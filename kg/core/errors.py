@@ -116,9 +116,25 @@ class QueryParameterError(KgError):
 def os_failure(exc: OSError) -> str:
     """The message for a failure of the file system (the CLI's, and the MCP server's tool errors)."""
     if exc.errno == errno.ENOSPC:
-        return (f"the disk is full{f' ({exc.filename})' if exc.filename else ''}; free some space and run the "
-                "command again (nothing half-written was kept)")
+        where = f" ({exc.filename})" if exc.filename else ""
+        if _out_of_inodes(exc.filename):  # (QA11 #9: bytes free, "the disk is full; free some space" misled)
+            return (f"the file system has no free inodes left{where}, though it has free space (`df -i`): remove "
+                    "files you do not need (a cache, node_modules) and run the command again (nothing half-written "
+                    "was kept)")
+        return f"the disk is full{where}; free some space and run the command again (nothing half-written was kept)"
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return (f"cannot write {exc.filename or 'to the workspace'}: {exc.strerror}; check the folder's "
                 "permissions and that its filesystem is writable")
     return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
+
+
+def _out_of_inodes(filename: object) -> bool:
+    """Whether the file system of `filename` (or of the current folder) has free bytes but no free inodes."""
+    import os
+
+    folder = os.path.dirname(os.fspath(filename)) if isinstance(filename, (str, bytes, os.PathLike)) else "."
+    try:
+        st = os.statvfs(folder or ".")
+    except (OSError, ValueError):
+        return False
+    return st.f_files > 0 and st.f_favail == 0 and st.f_bavail > 0

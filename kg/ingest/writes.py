@@ -81,7 +81,9 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
         raise StoreError(f"cannot write to the workspace ({exc.filename}): permission denied; "
                          "check the folder's permissions") from None
     except OSError as exc:
-        raise StoreError(f"cannot write to the workspace: {exc.strerror}") from None
+        from kg.core.errors import os_failure
+
+        raise StoreError(f"cannot write to the workspace: {os_failure(exc)}") from None
     result = LogResult(id=entry_id, kind=kind, summary=f["text"], created_at=f["created_at"],
                        redacted=prepared.redactions, applied=False, pattern_key=f.get("pattern_key"),
                        daily_log=str(daily.relative_to(ws.root)) if daily else "",
