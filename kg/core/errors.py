@@ -122,6 +122,9 @@ def os_failure(exc: OSError) -> str:
                     "files you do not need (a cache, node_modules) and run the command again (nothing half-written "
                     "was kept)")
         return f"the disk is full{where}; free some space and run the command again (nothing half-written was kept)"
+    if exc.errno == errno.EISDIR and exc.filename:  # (QA11 #11: a sync tool's or a script's `mkdir -p`)
+        return (f"{exc.filename} is a folder where kg keeps a file; move it aside (`mv {exc.filename} "
+                f"{exc.filename}.aside`) and run the command again")
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return (f"cannot write {exc.filename or 'to the workspace'}: {exc.strerror}; check the folder's "
                 "permissions and that its filesystem is writable")

@@ -177,6 +177,10 @@ class HeldLock:
                     return os.open(self.path, os.O_RDONLY)  # descriptor, so it still excludes a writer elsewhere
                 except OSError:
                     pass  # (a writer keeps the refusal below: it could write nothing there)
+            if exc.errno == errno.EISDIR:  # (QA11 #11) a folder in its place: not a matter of rights
+                from kg.core.errors import os_failure
+
+                raise StoreError(f"cannot open lock file: {os_failure(exc)}") from None
             raise StoreError(f"cannot open lock file {self.path}: {exc.strerror}; check that the workspace "
                              "folder is writable") from None
 

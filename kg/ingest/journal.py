@@ -22,6 +22,7 @@ those are the plain lane's (QA2 #2: nothing drained them, for good).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -227,6 +228,8 @@ class Journal:
         with self.locked():
             if self._adopt is not None:  # first: they were written before what the plain lane holds now
                 self._adopt._move_to(self)
+            if self.path.is_dir():  # never renamed into the drain, where every read would fail on it (QA11 #11)
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(self.path))
             if self.path.exists() and self.path.stat().st_size:
                 os.replace(self.path, self.draining_path(f"{time.time_ns():020d}-{os.getpid()}"))
         paths = self.draining_files()

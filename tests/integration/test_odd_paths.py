@@ -54,3 +54,22 @@ def test_a_current_directory_removed_is_said_as_such(tmp_path):
     r = subprocess.run([sys.executable, "-c", script, str(gone), KG.decode(), "status"], capture_output=True,
                        text=True, timeout=300, env={**os.environ, "KG_SERVER": "0"})
     assert r.returncode == 2 and "the current directory no longer exists" in r.stderr, r.stderr
+
+
+def test_a_folder_in_place_of_a_file_kg_keeps_is_named_and_never_drained(tmp_path):
+    """(QA11 #11) A folder where kg keeps a file (a sync tool's, a script's `mkdir -p`): bare "Is a directory"
+    errors; a folder `journal.jsonl` was renamed into the drain, after which every read failed for good."""
+    assert _kg(tmp_path, "init", "ws").returncode == 0
+    assert _kg(tmp_path, "-w", "ws", "log", "learning", "before the folder", "--wait").returncode == 0
+    kg_dir = tmp_path / "ws" / "memory" / ".kg"
+    for name in ("journal.jsonl", "graph.lock"):
+        (kg_dir / name).unlink(missing_ok=True)
+        (kg_dir / name / "sub").mkdir(parents=True)
+        for args in (("log", "learning", "x"), ("status",)):
+            r = _kg(tmp_path, "-w", "ws", *args)
+            if r.returncode or args == ("status",):
+                assert f"{name} is a folder where kg keeps a file; move it aside" in r.stderr, (name, args, r.stderr)
+        assert not list(kg_dir.glob("draining*")) or name != "journal.jsonl"
+        os.rename(kg_dir / name, tmp_path / f"{name}.aside")
+        r = _kg(tmp_path, "-w", "ws", "list")
+        assert r.returncode == 0 and "before the folder" in r.stdout, r.stderr
