@@ -217,6 +217,14 @@ def stem_prefix(word: str) -> str:
 
 
 @cache
+def cjk_stop_chars() -> frozenset[str]:
+    """rules/words.toml's `cjk_stop_chars` as packaged: the CJK characters that are grammar, not topic ("的", "都")."""
+    from kg.core.policy import packaged
+
+    return frozenset(unicodedata.normalize("NFKC", c).strip() for c in packaged("words").get("cjk_stop_chars", []))
+
+
+@cache
 def stopwords() -> frozenset[str]:
     """The one stopword list, rules/words.toml as packaged (linking reads a workspace's override of it), with
     its `cjk_stop_chars` each alone and each CJK bigram of two of them ("不是", "我们"), the words CJK text is
