@@ -394,6 +394,18 @@ def test_unmatched_words(terms, absent, want):
     assert unmatched(terms, absent) == want
 
 
+@pytest.mark.parametrize("query, names, want", [
+    ("pnpm 火箭发射", ["火箭", "箭发", "发射"], ["火箭发射"]),       # the user's run, not its pairs (QA qa10 F17)
+    ("pnpm 火箭 依赖发射", ["火箭", "赖发", "发射"], ["火箭", "发射"]),  # 依赖 held: 赖发 reaches into it
+    ("火箭发射 和 卫星", ["火箭", "箭发", "发射", "卫星"], ["火箭发射", "卫星"]),
+    ("docker 9.9 kubernetes", ["9.9", "kubernetes"], ["9.9", "kubernetes"]),
+])
+def test_unmatched_cjk_named_as_written(query, names, want):
+    from kg.memory.ranking import cjk_spans
+
+    assert cjk_spans(query, names) == want
+
+
 def test_collapse_joins_a_summary_line_to_the_events_it_names():
     hits = [_hit("ERR-20261201-001", "npm ci failed", 0.9),
             _hit("memory/sessions/s.md:18", "error (high): npm ci failed [ERR-20261201-001, ERR-20261201-002] (2×)",
