@@ -32,3 +32,18 @@ def test_a_run_of_characters_no_memory_holds_is_named_as_written(run_kg, ws):
     assert r.exit_code == 0 and r.json and r.json[0]["unmatched"] == ["火箭发射"], r.json
     out = run_kg(["search", "pnpm 火箭发射", *NOW]).stdout
     assert "(no memory holds '火箭发射': matched the other words)" in out, out
+
+
+def test_the_brief_lists_one_chinese_lesson_once_whatever_its_spacing_and_end_mark(run_kg, ws):
+    """QA qa10 F9: three wordings of one lesson (a space beside a Latin word or not, 。 or ！) were three lines of
+    the session brief's Lessons; one line now, the newest, counting all three."""
+    for day, text in (("04", "以后都用 pnpm 安装依赖，不要用 npm！"), ("09", "以后都用pnpm安装依赖，不要用npm。"),
+                      ("15", "以后都用 pnpm 安装依赖，不要用 npm。")):
+        r = run_kg(["log", "learning", text, "--category", "correction", "--session", f"s{day}",
+                    "--now", f"2026-11-{day}T01:00:00"])
+        assert r.exit_code == 0, r.stderr
+    brief = run_kg(["hook", "session-start", "-m", "帮我用 npm 装一下 dayjs", "--now", "2026-11-23T05:00:00"])
+    assert brief.exit_code == 0, brief.stderr
+    lines = [x for x in brief.stdout.splitlines() if x.startswith("- 以后都用")]  # (the Lessons section)
+    assert len(lines) == 1 and lines[0].startswith("- 以后都用 pnpm 安装依赖，不要用 npm。 [LRN-20261115-") \
+        and lines[0].endswith("(3×)"), brief.stdout
