@@ -57,17 +57,42 @@ def _contains(tokens: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return n > 0 and any(tokens[i:i + n] == phrase for i in range(len(tokens) - n + 1))
 
 
+@lru_cache(maxsize=16384)
+def _holds(text: str, phrases: tuple[str, ...]) -> frozenset[str]:
+    """Which of `phrases` `text` holds (`_contains`): once per text, not once per opposite pair and rule compared
+    (the Chinese groups make a phrase a side of many pairs)."""
+    tokens = _words(text)
+    return frozenset(p for p in phrases if _contains(tokens, _words(p)))
+
+
+def _sides(policy: LifecyclePolicy) -> tuple[str, ...]:
+    """Every side of every opposite pair, each once, in order."""
+    return _sides_of(policy.conflicts.opposite_pairs)
+
+
+@lru_cache(maxsize=64)
+def _sides_of(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(x for pair in pairs for x in pair))
+
+
 def _content(text: str, policy: LifecyclePolicy) -> set[str]:
     """The words a negated rule and another must share. Not stopwords: "Never use sudo in this repo" contradicted
     "Always use pnpm in this repo" on "repo, this". Not the negations, nor in CJK text its function words
     (`_cjk_plain`: 以后, 都用). An ASCII word past three letters, or in a CJK rule from `cjk_latin_min_chars` (a
     name there: tab, npm); a CJK character pair."""
     c = policy.conflicts
-    skip = {w for n in c.negations for w in _words(n)}
-    latin = c.cjk_latin_min_chars if has_cjk(text) else 4
-    return {t for t in _words(_cjk_plain(text, c.negations, c.cjk_function_words))
-            if t not in skip and t not in stopwords() and
-            ((t.isascii() and len(t) >= latin) or (len(t) == 2 and not t.isascii() and not _grammar(t)))}
+    return set(_content_of(text, c.negations, c.cjk_function_words, c.cjk_latin_min_chars))
+
+
+@lru_cache(maxsize=16384)
+def _content_of(text: str, negations: tuple[str, ...], function_words: tuple[str, ...],
+                latin_min: int) -> frozenset[str]:
+    skip = {w for n in negations for w in _words(n)}
+    latin = latin_min if has_cjk(text) else 4
+    common = stopwords()
+    return frozenset(t for t in _words(_cjk_plain(text, negations, function_words))
+                     if t not in skip and t not in common and
+                     ((t.isascii() and len(t) >= latin) or (len(t) == 2 and not t.isascii() and not _grammar(t))))
 
 
 @lru_cache(maxsize=16384)
@@ -94,12 +119,16 @@ def _topic(text: str, policy: LifecyclePolicy) -> set[str]:
     要详 + 详细 kept 要详, a pair across the direction word, as its topic, so "要详细" and "要简洁" had a topic
     each and none in common."""
     c = policy.conflicts
-    phrases = tuple(side for pair in c.opposite_pairs for side in pair) + c.negations
-    text = _cjk_plain(text, phrases, c.cjk_function_words)
+    return set(_topic_of(text, _sides(policy) + c.negations, c.cjk_function_words))
+
+
+@lru_cache(maxsize=16384)
+def _topic_of(text: str, phrases: tuple[str, ...], function_words: tuple[str, ...]) -> frozenset[str]:
+    text = _cjk_plain(text, phrases, function_words)
     direction = {w for p in phrases for w in _words(p)}
     common = stopwords()
-    return {stem(t) for t in _words(text) if t not in direction and t not in common and not t.isdigit() and
-            (len(t) > 1 or not t.isascii()) and not (len(t) == 2 and not t.isascii() and _grammar(t))}
+    return frozenset(stem(t) for t in _words(text) if t not in direction and t not in common and not t.isdigit()
+                     and (len(t) > 1 or not t.isascii()) and not (len(t) == 2 and not t.isascii() and _grammar(t)))
 
 
 def _one_subject(x: str, y: str, a: str, b: str, policy: LifecyclePolicy) -> str | None:
@@ -136,17 +165,14 @@ def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
     rule that shares `min_shared_words` content words with an un-negated one. Either way a rule that forbids
     (never, don't, 不要) contradicts only a rule that does what it forbids (`_does_what_is_forbidden`)."""
     c = policy.conflicts
-    ta, tb = _words(a), _words(b)
+    sides = _sides(policy)
+    ha, hb = _holds(a, sides), _holds(b, sides)
     for x, y in c.opposite_pairs:
-        px, py = _words(x), _words(y)
-        if (_contains(ta, px) and _contains(tb, py) and not _contains(ta, py)) or \
-           (_contains(ta, py) and _contains(tb, px) and not _contains(ta, px)):
+        if (x in ha and y in hb and y not in ha) or (y in ha and x in hb and x not in ha):
             shared = _one_subject(x, y, a, b, policy)
             if shared is not None and _negated_side_acts(x, y, a, b, policy):
                 return f"'{x}' vs '{y}' — opposite directions" + (f" (shared: {shared})" if shared else "")
-    negs = [_words(n) for n in c.negations]
-    neg_a = any(_contains(ta, n) for n in negs)
-    neg_b = any(_contains(tb, n) for n in negs)
+    neg_a, neg_b = bool(_holds(a, c.negations)), bool(_holds(b, c.negations))
     if neg_a != neg_b:
         content_a, content_b = _content(a, policy), _content(b, policy)
         shared = content_a & content_b
@@ -255,26 +281,24 @@ def find_all(rules: list[tuple[str, str]], policy: LifecyclePolicy) -> list[tupl
     verdicts as `detect` without comparing every pair: only rules that share an opposite-pair phrase or a
     content word are compared."""
     c = policy.conflicts
-    toks = {i: _words(t) for i, t in rules}
+    text = dict(rules)
     candidates: set[tuple[str, str]] = set()
-    having: dict[str, list[str]] = {}  # each phrase once: the groups make one phrase a side of many pairs
+    sides = _sides(policy)
+    having: dict[str, list[str]] = {p: [] for p in sides}  # each phrase once: a group makes it a side of many pairs
+    for i, t in rules:
+        for p in _holds(t, sides):
+            having[p].append(i)
     for x, y in c.opposite_pairs:
-        for p in (x, y):
-            if p not in having:
-                phrase = _words(p)
-                having[p] = [i for i, t in toks.items() if _contains(t, phrase)]
         candidates.update((min(a, b), max(a, b)) for a in having[x] for b in having[y] if a != b)
-    negs = [_words(n) for n in c.negations]
     index: dict[str, list[str]] = {}
     for i, t in rules:
         for w in _content(t, policy):
             index.setdefault(w, []).append(i)
     for ids in index.values():
         if len(ids) > 1:
-            negated = [i for i in ids if any(_contains(toks[i], n) for n in negs)]
+            negated = [i for i in ids if _holds(text[i], c.negations)]
             plain = [i for i in ids if i not in set(negated)]
             candidates.update((min(a, b), max(a, b)) for a in negated for b in plain)
-    text = dict(rules)
     out = []
     for a, b in sorted(candidates):
         reason = detect(text[a], text[b], policy)
