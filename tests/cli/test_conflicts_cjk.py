@@ -67,3 +67,6 @@ def test_a_person_says_two_rules_do_not_conflict_and_both_stay(run_kg, ws):
     assert "always use yarn" in memory and "never use yarn" in memory, memory
     why = run_kg(["why", "never use yarn for frontend installs", "--now", "2026-11-21T11:00"]).stdout
     assert "no conflict (a person said so" in why, why
+    report = run_kg(["graph", "report", "--now", "2026-11-21T11:00"])
+    assert report.exit_code == 0 and f"{d['a']} vs {d['b']}: no conflict (a person said so)" in report.stdout, \
+        report.stdout
