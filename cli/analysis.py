@@ -135,8 +135,10 @@ def _render_report(d: dict[str, Any]) -> str:
               for r in d["rule_effect"]] or ["   no rule promoted from a pattern yet"]
     if d["decisions"]:
         lines.append("\n⚖️  Conflict decisions:")
-        lines += [f"   {x.get('a')} vs {x.get('b')}: winner {x.get('winner') or 'tie (review)'} "
-                  f"({x.get('score_a')}:{x.get('score_b')}, {x.get('status')})" for x in d["decisions"]]
+        lines += [f"   {x.get('a')} vs {x.get('b')}: "
+                  + ("no conflict (a person said so)" if x.get("status") == "compatible" else
+                     f"winner {x.get('winner') or 'tie (review)'}")
+                  + f" ({x.get('score_a')}:{x.get('score_b')}, {x.get('status')})" for x in d["decisions"]]
     lines.append(f"\n🧩 Loose ends: {d['orphans_total']} node(s) without links; {d['unsupported_total']} "
                  "principle(s)/lesson(s) without event evidence")
     return "\n".join(lines)

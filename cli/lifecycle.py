@@ -194,7 +194,10 @@ def _render_conflicts(rows: list[dict[str, Any]]) -> str:
     for d in rows:
         if d["status"] == "tie":
             kept = f" (kept {d['winner']} for now)" if d["winner"] else " (neither rendered)"
-            state = f"TIE{kept} — pick one: kg conflicts resolve {d['id']} --winner ID"
+            state = (f"TIE{kept} — pick one: kg conflicts resolve {d['id']} --winner ID, or keep both: "
+                     "--compatible")
+        elif d["status"] == "compatible":
+            state = "no conflict, both written (human decision)"
         else:
             state = f"winner {d['winner']}" + (" (human override)" if d["override"] else "")
         lines += [f"⚖️  {d['id']}: {state}",
@@ -344,17 +347,21 @@ def conflicts_list(ctx: typer.Context, future: FutureOpt = False, now: NowOpt = 
 def conflicts_resolve(
     ctx: typer.Context,
     decision: Annotated[str, typer.Argument(metavar="ID", help="Decision id (dec-YYYYMMDD-NNN).")],
-    winner: Annotated[str, typer.Option("--winner", help="The rule id that wins (or a / b).")],
+    winner: Annotated[str | None, typer.Option("--winner", help="The rule id that wins (or a / b).")] = None,
+    compatible: Annotated[bool, typer.Option(
+        "--compatible", help="The two rules do not conflict: both are written, and kg does not raise the pair "
+                             "again.")] = False,
     future: FutureOpt = False,
     now: NowOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Override a decision: only the winner is rendered."""
+    """Override a decision: only the winner is rendered (--winner), or both, as not conflicting (--compatible)."""
     with errors():
         ws, at = _guarded(ctx, now, future, STATE_HARM)
-        d = _api().resolve_conflict(ws, decision, winner, at)
-    emit(d, as_json, lambda d: "\n".join([f"⚖️  {d['id']}: {d['winner']} wins over {d['loser']} (override)"]
-                                         + _render_files(d)))
+        d = _api().resolve_conflict(ws, decision, winner, at, compatible=compatible)
+    emit(d, as_json, lambda d: "\n".join(
+        [f"⚖️  {d['id']}: {d['a']} and {d['b']} do not conflict: both are written (override)" if d["compatible"]
+         else f"⚖️  {d['id']}: {d['winner']} wins over {d['loser']} (override)"] + _render_files(d)))
 
 
 def pin(ctx: typer.Context, node_id: Annotated[str, typer.Argument(metavar="ID", help="Node or entry id.")],

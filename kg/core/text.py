@@ -86,6 +86,20 @@ def folded(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+_END_MARKS = re.compile(r"[\s.!?;:,。！？；：，、…~～]+$")
+
+
+def variant_key(text: str) -> str:
+    """The form two wordings of one sentence share: `folded` after NFKC, without the spaces beside a CJK character
+    and without the marks it ends with. Chinese writers put or leave out a space between a Chinese and a Latin
+    word at will, and end with 。 or ！: "以后都用 pnpm 安装依赖，不要用 npm。" and "以后都用pnpm安装依赖，不要用npm！"
+    are one sentence. Pure."""
+    low = folded(unicodedata.normalize("NFKC", text))
+    if has_cjk(low):
+        low = re.sub(rf"(?<=[{CJK}]) | (?=[{CJK}])", "", low)
+    return _END_MARKS.sub("", low)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased tokens: Latin words, and CJK runs as character bigrams."""
     if text.isascii():  # NFKC leaves ASCII as it is, and it holds no CJK: the common case in one call
@@ -214,6 +228,14 @@ def stem_prefix(word: str) -> str:
     while n < min(len(word), len(root)) and word[n] == root[n]:
         n += 1
     return word[:n] if n >= 4 else word
+
+
+@cache
+def cjk_stop_chars() -> frozenset[str]:
+    """rules/words.toml's `cjk_stop_chars` as packaged: the CJK characters that are grammar, not topic ("的", "都")."""
+    from kg.core.policy import packaged
+
+    return frozenset(unicodedata.normalize("NFKC", c).strip() for c in packaged("words").get("cjk_stop_chars", []))
 
 
 @cache

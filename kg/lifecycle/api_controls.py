@@ -9,6 +9,7 @@ from typing import Any
 from kg.core import clock
 from kg.core.errors import NotFound, UsageError
 from kg.lifecycle import settling, verifying
+from kg.lifecycle.conflicts import COMPATIBLE
 from kg.lifecycle.cycle import Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
 from kg.store.schema import meta_key
@@ -34,28 +35,37 @@ def conflicts(ws: Any, now: Now = None) -> list[dict[str, Any]]:
     return out
 
 
-def resolve_conflict(ws: Any, decision_id: str, winner: str, now: Now = None) -> dict[str, Any]:
-    """Override a decision: `winner` is one of its two rule ids (or 'a' / 'b'). Re-renders the files."""
+def resolve_conflict(ws: Any, decision_id: str, winner: str | None, now: Now = None, *,
+                     compatible: bool = False) -> dict[str, Any]:
+    """Override a decision: `winner` is one of its two rule ids (or 'a' / 'b'); or `compatible`, the two rules do
+    not conflict: both are rendered, and the pair is not raised again (a person's decision is kept, as a winner
+    is: the cycle leaves an override as it is). Re-renders the files."""
+    if compatible == bool(winner):
+        raise UsageError("give either --winner ID (one rule wins) or --compatible (the two do not conflict)")
     at = clock.now(now)
     with holding(ws) as st:
         found = [d for d in st.run("lc_decisions") if d["id"] == decision_id]
         if not found:
             raise NotFound(f"no conflict decision {decision_id!r}: `kg conflicts` lists them")
         d = found[0]
-        pick = {"a": d["a"], "b": d["b"]}.get(winner.lower(), winner)
-        if pick not in (d["a"], d["b"]):
+        pick = "" if compatible else {"a": d["a"], "b": d["b"]}.get((winner or "").lower(), winner or "")
+        if not compatible and pick not in (d["a"], d["b"]):
             raise UsageError(f"--winner must be {d['a']} or {d['b']} (or a / b), not {winner!r}")
         lc = Lifecycle(ws, st, at)
         with lc.tx():
             settling.outside(lc)  # (the other contradictions added since the last cycle, before the export)
             st.run("lc_decision_override", key=meta_key("Decision", decision_id), winner=pick,
-                   reason=f"overridden by a human on {at:%Y-%m-%d}", at=at)
+                   status=COMPATIBLE if compatible else "overridden",
+                   reason=(f"judged compatible by a human on {at:%Y-%m-%d}" if compatible else
+                           f"overridden by a human on {at:%Y-%m-%d}"), at=at)
         with lc.tx():  # (committed apart: the decision is read back) the new loser paused now
             verifying.pause_set_aside(lc, always=True)
         plans = lc.export()
         with lc.tx():
-            verifying.resume_let_back(lc)  # the winner, once written back
-    return {"id": decision_id, "winner": pick, "loser": d["b"] if pick == d["a"] else d["a"], "override": True,
+            verifying.resume_let_back(lc)  # the winner (both, when compatible), once written back
+    return {"id": decision_id, "winner": pick or None,
+            "loser": None if compatible else d["b"] if pick == d["a"] else d["a"],
+            "compatible": compatible, "a": d["a"], "b": d["b"], "override": True,
             "files": [p.as_dict() for p in plans if p.action != "none"]}
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kg.core.text import has_cjk, stem, stopwords, words
+from kg.core.text import cjk_stop_chars, has_cjk, stem, stopwords, words
 from kg.lifecycle.policy import LifecyclePolicy
 
 
@@ -57,12 +57,59 @@ def _contains(tokens: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return n > 0 and any(tokens[i:i + n] == phrase for i in range(len(tokens) - n + 1))
 
 
-def _content(tokens: Iterable[str], skip: set[str]) -> set[str]:
+@lru_cache(maxsize=16384)
+def _holds(text: str, phrases: tuple[str, ...]) -> frozenset[str]:
+    """Which of `phrases` `text` holds (`_contains`): once per text, not once per opposite pair and rule compared
+    (the Chinese groups make a phrase a side of many pairs)."""
+    tokens = _words(text)
+    return frozenset(p for p in phrases if _contains(tokens, _words(p)))
+
+
+def _sides(policy: LifecyclePolicy) -> tuple[str, ...]:
+    """Every side of every opposite pair, each once, in order."""
+    return _sides_of(policy.conflicts.opposite_pairs)
+
+
+@lru_cache(maxsize=64)
+def _sides_of(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(x for pair in pairs for x in pair))
+
+
+def _content(text: str, policy: LifecyclePolicy) -> set[str]:
     """The words a negated rule and another must share. Not stopwords: "Never use sudo in this repo" contradicted
-    "Always use pnpm in this repo" on "repo, this"."""
+    "Always use pnpm in this repo" on "repo, this". Not the negations, nor in CJK text its function words
+    (`_cjk_plain`: 以后, 都用). An ASCII word past three letters, or in a CJK rule from `cjk_latin_min_chars` (a
+    name there: tab, npm); a CJK character pair."""
+    c = policy.conflicts
+    return set(_content_of(text, c.negations, c.cjk_function_words, c.cjk_latin_min_chars))
+
+
+@lru_cache(maxsize=16384)
+def _content_of(text: str, negations: tuple[str, ...], function_words: tuple[str, ...],
+                latin_min: int) -> frozenset[str]:
+    skip = {w for n in negations for w in _words(n)}
+    latin = latin_min if has_cjk(text) else 4
     common = stopwords()
-    return {t for t in tokens if t not in skip and t not in common and
-            (len(t) > 3 or (len(t) == 2 and not t.isascii()))}
+    return frozenset(t for t in _words(_cjk_plain(text, negations, function_words))
+                     if t not in skip and t not in common and
+                     ((t.isascii() and len(t) >= latin) or (len(t) == 2 and not t.isascii() and not _grammar(t))))
+
+
+@lru_cache(maxsize=16384)
+def _cjk_plain(text: str, *phrases: tuple[str, ...]) -> str:
+    """`text` with each CJK one of `phrases` (lists of words) taken out, the longest first, before the text is cut
+    into character pairs: no pair across one is left (以后提交 gives 提交, not 后提)."""
+    if not has_cjk(text):
+        return text
+    for phrase in sorted({p for group in phrases for p in group if has_cjk(p)}, key=len, reverse=True):
+        text = text.replace(phrase, " ")
+    return text
+
+
+def _grammar(pair: str) -> bool:
+    """A CJK character pair holding a function character (rules/words.toml `cjk_stop_chars`: 都用, 要跑)."""
+    stop = cjk_stop_chars()
+    return any(ch in stop for ch in pair)
 
 
 def _topic(text: str, policy: LifecyclePolicy) -> set[str]:
@@ -72,14 +119,16 @@ def _topic(text: str, policy: LifecyclePolicy) -> set[str]:
     要详 + 详细 kept 要详, a pair across the direction word, as its topic, so "要详细" and "要简洁" had a topic
     each and none in common."""
     c = policy.conflicts
-    phrases = [side for pair in c.opposite_pairs for side in pair] + list(c.negations)
-    if has_cjk(text):
-        for phrase in sorted((p for p in phrases if has_cjk(p)), key=len, reverse=True):
-            text = text.replace(phrase, " ")
+    return set(_topic_of(text, _sides(policy) + c.negations, c.cjk_function_words))
+
+
+@lru_cache(maxsize=16384)
+def _topic_of(text: str, phrases: tuple[str, ...], function_words: tuple[str, ...]) -> frozenset[str]:
+    text = _cjk_plain(text, phrases, function_words)
     direction = {w for p in phrases for w in _words(p)}
     common = stopwords()
-    return {stem(t) for t in _words(text) if t not in direction and t not in common and not t.isdigit() and
-            (len(t) > 1 or not t.isascii())}
+    return frozenset(stem(t) for t in _words(text) if t not in direction and t not in common and not t.isdigit()
+                     and (len(t) > 1 or not t.isascii()) and not (len(t) == 2 and not t.isascii() and _grammar(t)))
 
 
 def _one_subject(x: str, y: str, a: str, b: str, policy: LifecyclePolicy) -> str | None:
@@ -116,20 +165,16 @@ def detect(a: str, b: str, policy: LifecyclePolicy) -> str | None:
     rule that shares `min_shared_words` content words with an un-negated one. Either way a rule that forbids
     (never, don't, 不要) contradicts only a rule that does what it forbids (`_does_what_is_forbidden`)."""
     c = policy.conflicts
-    ta, tb = _words(a), _words(b)
+    sides = _sides(policy)
+    ha, hb = _holds(a, sides), _holds(b, sides)
     for x, y in c.opposite_pairs:
-        px, py = _words(x), _words(y)
-        if (_contains(ta, px) and _contains(tb, py) and not _contains(ta, py)) or \
-           (_contains(ta, py) and _contains(tb, px) and not _contains(ta, px)):
+        if (x in ha and y in hb and y not in ha) or (y in ha and x in hb and x not in ha):
             shared = _one_subject(x, y, a, b, policy)
             if shared is not None and _negated_side_acts(x, y, a, b, policy):
                 return f"'{x}' vs '{y}' — opposite directions" + (f" (shared: {shared})" if shared else "")
-    negs = [_words(n) for n in c.negations]
-    neg_a = any(_contains(ta, n) for n in negs)
-    neg_b = any(_contains(tb, n) for n in negs)
+    neg_a, neg_b = bool(_holds(a, c.negations)), bool(_holds(b, c.negations))
     if neg_a != neg_b:
-        skip = {w for n in negs for w in n}
-        content_a, content_b = _content(ta, skip), _content(tb, skip)
+        content_a, content_b = _content(a, policy), _content(b, policy)
         shared = content_a & content_b
         # generic words alone ("commit, file": "Always commit the lock file" vs "Never commit the .env file") are
         # no subject, unless they are all both rules say ("Don't commit to the repo" vs "Commit to the repo")
@@ -157,6 +202,9 @@ def _forbidden(text: str, policy: LifecyclePolicy) -> set[str]:
                 rest = low[at + len(neg):].lstrip()
                 if rest and has_cjk(rest[0]):
                     out.update(_cjk_pairs(rest[:c.negation_cjk_window]))
+                    past = next((rest[len(s):].lstrip() for s in c.negation_cjk_skip if rest.startswith(s)), "")
+                    if past and not has_cjk(past[0]):  # 不要用 npm, 禁止使用 moment: the name it forbids
+                        out.update(stem(w) for w in _words(past)[:1])
                 elif rest:
                     out.update(stem(w) for w in _words(rest)[:1])
                 at = low.find(neg, at + 1)
@@ -202,6 +250,9 @@ def _does_what_is_forbidden(negated: str, other: str, policy: LifecyclePolicy) -
     return any(w in stems or (has_cjk(w) and w in other) for w in forbidden)
 
 
+COMPATIBLE = "compatible"  # a decision's status once a person said its two rules do not conflict
+
+
 @dataclass(frozen=True)
 class DecisionView:
     a: str
@@ -212,10 +263,11 @@ class DecisionView:
 
 def suppressed(decisions: Iterable[DecisionView], active: set[str], on_tie: str) -> set[str]:
     """Ids not to render: the loser of each decision whose winner is still active, and both sides of an
-    unresolved tie when the rules say hold_both."""
+    unresolved tie when the rules say hold_both. A person's override with no winner (`kg conflicts resolve
+    --compatible`: the two do not conflict) keeps both."""
     out: set[str] = set()
     for d in decisions:
-        if d.a not in active or d.b not in active:
+        if d.a not in active or d.b not in active or (d.override and not d.winner):
             continue
         if d.winner:
             out.add(d.b if d.winner == d.a else d.a)
@@ -229,25 +281,24 @@ def find_all(rules: list[tuple[str, str]], policy: LifecyclePolicy) -> list[tupl
     verdicts as `detect` without comparing every pair: only rules that share an opposite-pair phrase or a
     content word are compared."""
     c = policy.conflicts
-    toks = {i: _words(t) for i, t in rules}
+    text = dict(rules)
     candidates: set[tuple[str, str]] = set()
+    sides = _sides(policy)
+    having: dict[str, list[str]] = {p: [] for p in sides}  # each phrase once: a group makes it a side of many pairs
+    for i, t in rules:
+        for p in _holds(t, sides):
+            having[p].append(i)
     for x, y in c.opposite_pairs:
-        px, py = _words(x), _words(y)
-        has_x = [i for i, t in toks.items() if _contains(t, px)]
-        has_y = [i for i, t in toks.items() if _contains(t, py)]
-        candidates.update((min(a, b), max(a, b)) for a in has_x for b in has_y if a != b)
-    negs = [_words(n) for n in c.negations]
-    skip = {w for n in negs for w in n}
+        candidates.update((min(a, b), max(a, b)) for a in having[x] for b in having[y] if a != b)
     index: dict[str, list[str]] = {}
-    for i, t in toks.items():
-        for w in _content(t, skip):
+    for i, t in rules:
+        for w in _content(t, policy):
             index.setdefault(w, []).append(i)
     for ids in index.values():
         if len(ids) > 1:
-            negated = [i for i in ids if any(_contains(toks[i], n) for n in negs)]
+            negated = [i for i in ids if _holds(text[i], c.negations)]
             plain = [i for i in ids if i not in set(negated)]
             candidates.update((min(a, b), max(a, b)) for a in negated for b in plain)
-    text = dict(rules)
     out = []
     for a, b in sorted(candidates):
         reason = detect(text[a], text[b], policy)

@@ -192,6 +192,9 @@ class Conflicts:
     negation_skip: frozenset[str]
     negation_adverb_suffix: str
     negation_cjk_window: int
+    negation_cjk_skip: tuple[str, ...]
+    cjk_function_words: tuple[str, ...]
+    cjk_latin_min_chars: int
     min_shared_words: int
     opposite_min_shared: int
     topic_stoplist: frozenset[str]
@@ -365,6 +368,15 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
                                               all(isinstance(x, str) for x in p) for p in pairs):
         raise r.fail("conflicts.opposite_pairs", f"must be a list of [word, opposite] pairs, not {pairs!r}")
     opposite = tuple((a.lower(), b.lower()) for a, b in pairs)
+    groups = r.get("conflicts.opposite_groups", [])
+    if not isinstance(groups, list) or not all(
+            isinstance(g, list) and len(g) == 2 and all(isinstance(side, list) and side and
+                                                        all(isinstance(x, str) and x.strip() for x in side)
+                                                        for side in g) for g in groups):
+        raise r.fail("conflicts.opposite_groups",
+                     f"must be a list of [[words], [opposite words]] pairs of non-empty lists, not {groups!r}")
+    opposite += tuple(pair for one, other in groups for pair in ((a.lower(), b.lower()) for a in one for b in other)
+                      if pair not in opposite)
     own = r.get("conflicts.own_subject_pairs")
     if not isinstance(own, list) or not all(isinstance(p, list) and tuple(str(x).lower() for x in p) in opposite
                                             for p in own):
@@ -384,6 +396,11 @@ def _build(data: dict[str, Any], priorities: tuple[str, ...], source: str) -> Li
         negation_skip=frozenset(w.lower() for w in r.strings("conflicts.negation_skip")),
         negation_adverb_suffix=r.string("conflicts.negation_adverb_suffix").lower(),
         negation_cjk_window=r.whole("conflicts.negation_cjk_window", 1),
+        negation_cjk_skip=tuple(sorted(r.strings("conflicts.negation_cjk_skip", [], items="non-blank"), key=len,
+                                       reverse=True)),
+        cjk_function_words=tuple(sorted(r.strings("conflicts.cjk_function_words", [], items="non-blank"), key=len,
+                                        reverse=True)),
+        cjk_latin_min_chars=r.whole("conflicts.cjk_latin_min_chars", 1, default=4),
         min_shared_words=r.whole("conflicts.min_shared_words", 1),
         opposite_min_shared=r.whole("conflicts.opposite_min_shared", 1),
         topic_stoplist=frozenset(stem(w.lower()) for w in r.strings("conflicts.topic_stoplist")),

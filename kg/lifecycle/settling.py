@@ -172,7 +172,8 @@ def note_aside(lc: Any, aside: set[str]) -> None:
         if p["change"] not in aside:
             continue
         for d in decisions:
-            if p["node"] in (d["a"], d["b"]) and d["winner"] != p["node"]:  # (not one it won)
+            if (p["node"] in (d["a"], d["b"]) and d["winner"] != p["node"]  # (not one it won, nor kept both)
+                    and d["status"] != conflicts.COMPATIBLE):
                 mine, other = (d["score_a"], d["score_b"]) if d["a"] == p["node"] else (d["score_b"], d["score_a"])
                 rival = d["b"] if d["a"] == p["node"] else d["a"]
                 p["set_aside"] = {"decision": d["id"], "outcome": "tie" if d["status"] == "tie" else "lost",

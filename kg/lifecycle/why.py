@@ -13,6 +13,7 @@ from kg.core import clock
 from kg.core.errors import UsageError
 from kg.core.text import nfc
 from kg.lifecycle import blocks, imported
+from kg.lifecycle.conflicts import COMPATIBLE
 from kg.lifecycle.cycle import LIVE, Lifecycle, _jsonable, holding
 from kg.lifecycle.policy import load as load_policy
 from kg.lifecycle.verify_check import explain as check_explain
@@ -277,6 +278,8 @@ def _when_next(change: dict[str, Any], at: datetime) -> str:
 def _side(d: dict[str, Any], node_id: str) -> str:
     """This rule's side of a decision, as `kg conflicts` says it: a tie kg keeps one side of (`on_tie`) is still a
     tie, not a win (QA4 #6: `kg why` said "won (60 vs 60)" and "lost (60 vs 60)" where `kg conflicts` said TIE)."""
+    if d["status"] == COMPATIBLE:
+        return "no conflict (a person said so: both rules are written)"
     if d["status"] == "tie":
         if not d["winner"]:
             return "tie (under review; neither rendered)"

@@ -16,7 +16,7 @@ from typing import Any
 
 from kg.core import clock
 from kg.core.errors import UsageError
-from kg.core.text import clean, search_words
+from kg.core.text import clean, search_words, variant_key
 from kg.memory import preferences, search, topics
 from kg.memory.readable import preference_text
 from kg.memory.rules import memory_rules, topic_rules
@@ -39,6 +39,29 @@ class Item:
     def line(self) -> str:
         return (f"- {self.text}" + (f" [{self.ref}]" if self.ref and self.section != "preference" else "")
                 + (f" ({self.count}×)" if self.count > 1 else ""))
+
+
+def fold_variants(items: list[Item]) -> list[Item]:
+    """Lessons that say one sentence in two wordings (`variant_key`: a space beside a Chinese word, 。 or ！ at the
+    end) as one line: the newest (by recency, then id), counting every entry the others stood for. Search folds only
+    identical texts, and the brief listed "以后都用 pnpm 安装依赖，不要用 npm。" three times (QA qa10 F9). Pure."""
+    out: list[Item] = []
+    by_key: dict[str, Item] = {}
+    for it in items:
+        key = variant_key(it.text) if it.section == "lesson" else ""
+        kept = by_key.get(key) if key else None
+        if kept is None:
+            out.append(it)
+            if key:
+                by_key[key] = it
+            continue
+        count = kept.count + it.count
+        if (it.recency, it.ref) > (kept.recency, kept.ref):  # the newest stands for the group, where the first was
+            kept.ref, kept.text, kept.recency = it.ref, it.text, it.recency
+        kept.relevance = max(kept.relevance, it.relevance)
+        kept.importance = max(kept.importance, it.importance)
+        kept.count = count
+    return out
 
 
 def rank(items: list[Item], w_rel: float, w_imp: float, w_rec: float) -> list[Item]:
@@ -224,7 +247,7 @@ def inject(ws: Any, message: str = "", *, budget: int | None = None,
             shown[text] = Item("watch", row["id"], text, r, prio.get(row["priority"], 0.5),
                                search.recency(row["reinforced_at"] or row["created_at"], at, sr.half_life_days))
             items.append(shown[text])
-    ranked = rank(items, ir.w_relevance, ir.w_importance, ir.w_recency)
+    ranked = rank(fold_variants(items), ir.w_relevance, ir.w_importance, ir.w_recency)
     head = header(message, topic)
     kept, dropped = fit(ranked, budget, head)
     block = render_block(head, kept, budget, dropped)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from kg.core.text import clean, has_cjk, joined, joined_pattern, stem_prefix, stopwords, words
+from kg.core.text import CJK, clean, has_cjk, joined, joined_pattern, stem_prefix, stopwords, words
 from kg.memory.rules import SearchRules
 
 
@@ -117,6 +118,39 @@ def inner_words(texts: Iterable[str]) -> set[str]:
             if len(parts) > 1:
                 out.update(p.lower() for p in parts)
     return out
+
+
+def cjk_spans(query: str, names: list[str]) -> list[str]:
+    """`names` (words no memory holds, in query order) with the CJK character pairs among them named as the user
+    wrote them: the pairs of one run of characters that follow each other as one span of it ("火箭发射" gives 火箭,
+    箭发, 发射: named "火箭发射", not three pairs of which 箭发 is no word), each span once, where its first pair was;
+    a span's edge pair that reaches into a held word is left out ("依赖发射" with 依赖 held names "发射"). Pure."""
+    pairs = {n for n in names if len(n) == 2 and has_cjk(n)}
+    if not pairs:
+        return names
+    span_of: dict[str, str] = {}
+    for run in re.findall(rf"[{CJK}]+", unicodedata.normalize("NFKC", query).lower()):
+        k = 0
+        while k < len(run) - 1:
+            if run[k:k + 2] not in pairs:
+                k += 1
+                continue
+            end = k
+            while end + 1 < len(run) - 1 and run[end + 1:end + 3] in pairs:
+                end += 1
+            first, last = k, end  # a pair across a held word's edge is no part of the span ("依赖发射": 发射)
+            if last > first and first > 0:
+                first += 1
+            if last > first and last + 2 < len(run):
+                last -= 1
+            span = run[first:last + 2]
+            for i in range(k, end + 1):
+                span_of.setdefault(run[i:i + 2], span)
+            k = end + 1
+    out: dict[str, None] = {}
+    for n in names:
+        out.setdefault(span_of.get(n, n), None)
+    return list(out)
 
 
 def unmatched(terms: list[str], absent: list[str]) -> list[str]:

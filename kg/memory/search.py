@@ -28,6 +28,7 @@ from kg.memory.dates import Window
 from kg.memory.hits import BOUNDED, RELAXED, Hit, collapse, named_ids, render  # noqa: F401
 from kg.memory.query import Plan, fts_rules, fuzzy_replacements, plan_query, with_counted, with_lone_cjk
 from kg.memory.ranking import (  # noqa: F401
+    cjk_spans,
     combine,
     coverage,
     importance,
@@ -247,8 +248,8 @@ def _named_unmatched(query: str, terms: list[str], absent: list[str], hits: list
     held = inner_words(f"{h.text} {h.snippet}" for h in hits)
     for h in hits:
         held |= search_words(f"{h.text} {h.snippet}")
-    return [spelled.get(w, w) for w in unmatched(terms, absent)
-            if (w in visible or w in spelled or (has_cjk(w) and w in shown)) and w not in held]
+    return cjk_spans(shown, [spelled.get(w, w) for w in unmatched(terms, absent)
+                             if (w in visible or w in spelled or (has_cjk(w) and w in shown)) and w not in held])
 
 
 LIMIT_MAX = 100_000  # a --limit above this returns what this would: no search ranks more candidates

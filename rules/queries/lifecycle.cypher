@@ -431,9 +431,10 @@ MERGE (d)-[x:decision_about]->(a) ON CREATE SET x.created_at = r.at
 MERGE (d)-[y:decision_about]->(b) ON CREATE SET y.created_at = r.at
 
 // name: lc_decision_override
-// `$key` is the whole key, 'decision:' + its id (kg/store/schema.py `meta_key`): a primary-key lookup.
+// `$key` is the whole key, 'decision:' + its id (kg/store/schema.py `meta_key`): a primary-key lookup. `$status`
+// 'overridden' (a person picked `$winner`) or 'compatible' (a person said the two do not conflict: no winner).
 MATCH (d:Meta {key: $key})
-SET d.winner = $winner, d.override = true, d.status = 'overridden', d.reason = $reason, d.decided_at = $at
+SET d.winner = $winner, d.override = true, d.status = $status, d.reason = $reason, d.decided_at = $at
 RETURN d.id AS id
 
 // name: lc_blocks

@@ -240,6 +240,28 @@ def test_winner(a, sa, b, sb, w):
     ("不要直接修改数据库", "修改数据库来修复问题", "direct"),
     ("不要随意删除日志", "删除旧日志以节省空间", "direct"),
     ("不要手动编辑配置文件", "编辑配置文件以修复错误", "direct"),
+    # Chinese always / never ([conflicts] opposite_groups), in Chinese and mixed, as the English pair (QA qa10 F2)
+    ("缩进总是用 tab。", "缩进不要用 tab。", "opposite"),
+    ("以后都用 npm。", "不要用 npm，用 pnpm。", "opposite"),
+    ("日期处理一律用 moment。", "禁止使用 moment，改用 dayjs。", "opposite"),
+    ("总是用分号结尾。", "从不用分号结尾。", "opposite"),
+    ("永远用 yarn 安装依赖。", "别再用 yarn 了，用 pnpm。", "opposite"),
+    ("提交信息总是用英文写。", "提交信息不要用英文写。", "opposite"),
+    ("部署总是先跑 docker compose。", "部署不要跑 docker compose。", "opposite"),
+    ("Always use npm.", "Never use npm; use pnpm.", "opposite"),
+    # ... and not between unrelated rules: 以后, 都用, 每次 say when and how often, not about what (QA qa10 F1)
+    ("以后提交信息都用中文写。", "以后都用 pnpm 安装依赖，不要用 npm。", None),
+    ("以后写测试都用 vitest。", "以后注释都用中文写，不要用英文。", None),
+    ("以后都用 dayjs 处理日期。", "以后都用 fetch，不要引入 axios。", None),
+    ("每次提交前都要跑 pnpm lint。", "不要用 any 类型。", None),
+    ("总是先写测试再写代码。", "不要在 controller 里写 SQL。", None),
+    ("以后回复请用中文。", "不要用 console.log 调试，用 logger。", None),
+    ("总是用 pnpm 安装依赖。", "不要用 tab 缩进。", None),
+    ("缩进总是用 tab。", "不要用 npm。", None),
+    ("总是用 TypeScript 写新文件。", "不要提交 .env 文件。", None),
+    ("永远用 git rebase 合并。", "不要用 git push --force。", None),
+    ("每次都用 vue 写组件。", "别再用 jquery 了。", None),
+    ("Always write commit messages in Chinese.", "Never use npm; use pnpm to install dependencies.", None),
 ])
 def test_detect(a, b, hit):
     reason = conflicts.detect(a, b, LP)
@@ -292,6 +314,9 @@ def _broken(path, value):
     ("conflicts.base_priority.high", KeyError, "conflicts.base_priority.high: missing"),
     ("conflicts.own_subject_pairs", [["verbose", "short"]],
      "conflicts.own_subject_pairs: must be a list of pairs from opposite_pairs, not [['verbose', 'short']]"),
+    ("conflicts.opposite_groups", [["总是", "不要"]],
+     "conflicts.opposite_groups: must be a list of [[words], [opposite words]] pairs of non-empty lists, not "
+     "[['总是', '不要']]"),
 ])
 def test_policy_errors_name_the_key(path, value, message):
     with pytest.raises(RulesError) as err:
@@ -315,16 +340,19 @@ def test_find_all_agrees_with_pairwise_detect():
              "在 周末 部署 生产环境 没问题", "Always run tests", "Never skip the linter", "Never run the tests twice",
              "要详细", "要简洁", "请详细说明", "请简洁一点", "Give verbose answers", "Keep replies concise",
              "Always commit the lockfile", "Never commit the .env file", "Always run pytest before git push",
-             "Never run migrations against production"]
+             "Never run migrations against production", "以后提交信息都用中文写。",
+             "以后都用 pnpm 安装依赖，不要用 npm。", "缩进总是用 tab。", "缩进不要用 tab。"]
     rules = [(f"r{i:02d}", t) for i, t in enumerate(texts)]
     pairwise = [(a, b, r) for k, (a, ta) in enumerate(rules) for b, tb in rules[k + 1:]
                 if (r := conflicts.detect(ta, tb, LP))]
     assert conflicts.find_all(rules, LP) == pairwise and len(pairwise) >= 5
     found = {frozenset((texts[int(a[1:])], texts[int(b[1:])])) for a, b, _ in pairwise}
     assert {frozenset(p) for p in (("要详细", "要简洁"), ("请详细说明", "请简洁一点"),
-                                   ("Give verbose answers", "Keep replies concise"))} <= found
+                                   ("Give verbose answers", "Keep replies concise"),
+                                   ("缩进总是用 tab。", "缩进不要用 tab。"))} <= found
     unrelated = (("Always commit the lockfile", "Never commit the .env file"),
-                 ("Always run pytest before git push", "Never run migrations against production"))
+                 ("Always run pytest before git push", "Never run migrations against production"),
+                 ("以后提交信息都用中文写。", "以后都用 pnpm 安装依赖，不要用 npm。"))
     assert not {frozenset(p) for p in unrelated} & found
 
 

@@ -395,6 +395,18 @@ def test_unmatched_words(terms, absent, want):
     assert unmatched(terms, absent) == want
 
 
+@pytest.mark.parametrize("query, names, want", [
+    ("pnpm 火箭发射", ["火箭", "箭发", "发射"], ["火箭发射"]),       # the user's run, not its pairs (QA qa10 F17)
+    ("pnpm 火箭 依赖发射", ["火箭", "赖发", "发射"], ["火箭", "发射"]),  # 依赖 held: 赖发 reaches into it
+    ("火箭发射 和 卫星", ["火箭", "箭发", "发射", "卫星"], ["火箭发射", "卫星"]),
+    ("docker 9.9 kubernetes", ["9.9", "kubernetes"], ["9.9", "kubernetes"]),
+])
+def test_unmatched_cjk_named_as_written(query, names, want):
+    from kg.memory.ranking import cjk_spans
+
+    assert cjk_spans(query, names) == want
+
+
 def test_collapse_joins_a_summary_line_to_the_events_it_names():
     hits = [_hit("ERR-20261201-001", "npm ci failed", 0.9),
             _hit("memory/sessions/s.md:18", "error (high): npm ci failed [ERR-20261201-001, ERR-20261201-002] (2×)",
@@ -424,3 +436,30 @@ def test_terms_the_keyword_table_cannot_count_are_counted_by_the_side_index():
     assert out.df == {"charity": 40, "5k": 3, "77b": 0} and out.absent == ["77b"]
     assert out.ask == ["5k", "charity"] and out.weights["77b"] == 0.0 and out.weights["5k"] == 1.0
     assert query.with_counted(plan, lambda t: None, RULES.search) is plan  # no side index: as it was
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("以后都用 pnpm 安装依赖，不要用 npm。", "以后都用pnpm安装依赖，不要用npm！", True),
+    ("以后都用 pnpm 安装依赖，不要用 npm。", "以后都用 pnpm 安装依赖，不要用 npm", True),
+    ("Always use pnpm.", "always use pnpm!", True),
+    ("Always use pnpm.", "Always use pnpm now.", False),
+    ("以后提交信息都用中文写。", "以后提交信息都用中文写，不要写英文。", False),
+    ("use npm run build", "use npmrun build", False),  # a space between two Latin words stays
+])
+def test_variant_key(a, b, same):
+    from kg.core.text import variant_key
+
+    assert (variant_key(a) == variant_key(b)) == same
+
+
+def test_fold_variants_keeps_the_newest_and_counts_all():
+    from kg.memory.inject import Item, fold_variants
+
+    items = [Item("lesson", "LRN-20261115-001", "以后都用 pnpm 安装依赖，不要用 npm。", 0.5, 0.5, 0.9, count=3),
+             Item("lesson", "LRN-20261109-001", "以后都用pnpm安装依赖，不要用npm。", 0.7, 0.5, 0.6),
+             Item("lesson", "LRN-20261104-001", "以后都用 pnpm 安装依赖，不要用 npm！", 0.5, 0.5, 0.4),
+             Item("watch", "ERR-1", "以后都用 pnpm 安装依赖，不要用 npm！", 0.5, 0.5, 0.4),
+             Item("lesson", "LRN-20261104-002", "以后提交信息都用中文写。", 0.5, 0.5, 0.4)]
+    out = fold_variants(items)
+    assert [(i.ref, i.count, i.relevance) for i in out] == [("LRN-20261115-001", 5, 0.7), ("ERR-1", 1, 0.5),
+                                                              ("LRN-20261104-002", 1, 0.5)]

@@ -374,3 +374,36 @@ def test_a_dot_inside_a_file_name_does_not_end_the_doubt():
     """"i don't think the generated pr.md is correct": the dot of "pr.md" cut the sentence, and says_wrong missed it."""
     t = transcript(*DONE, ("user", "i don't think the generated pr.md is correct"), ("assistant", "Let me check."))
     assert "says_wrong" in turn_signals(t, RULES)[2]
+
+
+# -- Chinese acknowledgement and praise (QA qa10 F3) --------------------------------------------------------------
+@pytest.mark.parametrize("agent,user", [
+    ("需要我再优化一下吗？", "不用了，这样就挺好。"),          # "no need": declines an offer, forbids nothing
+    ("已经部署好了。", "收到，多谢。"),                      # thanks: nothing to keep doing
+    ("修好了，刷新页面看看。", "好了好了，可以了，谢谢你。"),
+    ("测试都通过了。", "太棒了，辛苦了！"),
+    ("完成了。", "棒棒哒，今天就到这里吧。"),
+])
+def test_chinese_acknowledgement_and_bare_praise_teach_nothing(agent, user):
+    t = transcript(("user", "帮我看一下 shop-api 这个项目。"), ("assistant", agent), ("user", user))
+    assert found(t, 2) == set()
+
+
+def test_chinese_praise_that_names_the_work_is_kept_and_no_rule():
+    # 规范 after 很 is "tidy", and 得 before 很 the particle: no rule, no "should"; the praise names what to keep
+    t = transcript(("user", "帮我提交一下。"), ("assistant", "已提交：修复：订单分页。"),
+                   ("user", "很棒，提交信息写得很规范。"))
+    assert found(t, 2) == {"best_practice"}
+    assert not {"should", "rule_word", "edits_rule"} & set(turn_signals(t, RULES)[2])
+
+
+@pytest.mark.parametrize("agent,user,category", [
+    ("我先执行 npm install。", "不用 npm，以后都用 pnpm。", "preference"),   # 不用 + a name is still a prohibition
+    ("我先执行 npm install。", "不要用 npm，用 pnpm。", "correction"),
+])
+def test_chinese_prohibitions_and_musts_are_still_read(agent, user, category):
+    t = transcript(("user", "帮我看一下 shop-api 这个项目。"), ("assistant", agent), ("user", user))
+    assert category in found(t, 2) and "prohibition" in turn_signals(t, RULES)[2], found(t, 2)
+    must = transcript(("user", "帮我看一下 shop-api 这个项目。"), ("assistant", "我直接提交了。"),
+                      ("user", "你得先跑测试再提交。"))
+    assert "should" in turn_signals(must, RULES)[2]  # 得 "must" is still read
