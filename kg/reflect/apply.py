@@ -106,11 +106,12 @@ def _failure_dict(f: Failure, rules: FailureRules, redactor: Any) -> dict[str, A
 def _session_of(hint: str | None) -> str | None:
     """The transcript's own session name as a session id: aider names a session by when it started
     ("2025-06-02 14:29:21"), and a space is no part of an id. A colon becomes a dash too: the summary file is named
-    without colons (kg.memory.sessions.file_name), and the id a user reads there must be the id kg answers to."""
-    from kg.core.paths import is_name
+    without colons (kg.memory.sessions.file_name), and the id a user reads there must be the id kg answers to. A name
+    in another script (a SpecStory chat's Chinese title, a text file 周一 对话.txt) keeps its date and time and a
+    digest of the name (`kg.core.paths.name_for`): never the run's clock, which puts a run's chats in one session."""
+    from kg.core.paths import name_for
 
-    safe = re.sub(r"[^\w.-]+", "-", hint or "").strip("-.")[:128]
-    return safe if safe and is_name(safe) else None
+    return name_for(hint) if hint else None
 
 
 _NAMED_AT = re.compile(r"(\d{4}-\d{2}-\d{2})[_T](\d{2})-(\d{2})(?:-(\d{2}))?(Z?)")
