@@ -61,3 +61,23 @@ def test_a_session_named_in_chinese_is_taken(run_kg, ws):
     found = run_kg(["search", "冒烟测试", "--session", "周一-对话", "--json", "--now", "2026-11-20T04:00"])
     assert found.exit_code == 0, found.stderr
     assert found.json[0]["text"] == "部署前先跑冒烟测试" and {h["session"] for h in found.json} == {sessions[0]}
+
+
+def test_the_same_correction_in_another_chat_is_a_recurrence(run_kg, ws, tmp_path):
+    """Chats with no per-turn times (SpecStory, plain text): the same short correction on the same line of another
+    chat, another day, is logged again (a recurrence, what patterns are made of), not dropped as "already logged";
+    the same chat reflected again still adds nothing (QA qa10 F16)."""
+    said = "又用 npm 了！以后都用 pnpm，记住。"
+    chats = {"a.md": _specstory("Fix order export paging (2026-11-18 10:05:12)", said),
+             "b.md": _specstory("Add weekly stats (2026-11-19 15:40:03)", said)}
+    logged = []
+    for name, text in chats.items():
+        (tmp_path / name).write_text(text)
+        r = run_kg(["reflect", str(tmp_path / name), "--apply", "--json", "--now", "2026-11-20T03:00"])
+        assert r.exit_code == 0, r.stderr
+        logged.append(r.json["logged"])
+    assert [len(x) for x in logged] == [1, 1]
+    assert len(_sessions(run_kg)) == 2
+    (tmp_path / "a.md").write_text(chats["a.md"])  # the same chat again, read whole (a new cursor key: same)
+    r = run_kg(["reflect", str(tmp_path / "a.md"), "--apply", "--json", "--now", "2026-11-21T03:00"])
+    assert r.exit_code == 0 and r.json["logged"] == []
