@@ -171,6 +171,12 @@ def has_cjk(text: str) -> bool:
     return bool(_regex("is_cjk").search(text))
 
 
+def cjk_runs(text: str) -> list[str]:
+    """The runs of CJK characters in `text`, as `words` reads them (NFKC, lower-cased) before cutting them in pairs."""
+    return [t for t in _regex("token").findall(unicodedata.normalize("NFKC", text).lower())
+            if _regex("is_cjk").match(t)]
+
+
 def slugify(text: str, *, fallback: str = "", sep: str = "-", cjk: bool = True, limit: int | None = 60) -> str:
     """A file-safe name: NFKC, lower-cased, every run of anything but a-z, 0-9 (and CJK unless `cjk=False`)
     becomes one `sep`; at most `limit` characters (None: no cap). `git.push.auth` → `git-push-auth`. The one

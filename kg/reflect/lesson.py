@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
+from kg.core.text import cjk_runs, has_cjk
 from kg.graph.linking import default_rules, terms
 
 from .rules import Lessons
@@ -312,19 +313,43 @@ def key(category: str, lesson: str, rules: Lessons, commands: Sequence[str] = ()
 def _key(category: str, lesson: str, rules: Lessons) -> str | None:
     lesson = _DOTTED.sub(r"\1", lesson)
     code = {t for p in (_CODE, _CODE_NAME) for m in p.finditer(lesson) for t in terms(m.group(0), linking_rules())}
+    words_of = _cjk_words(lesson, rules) if has_cjk(lesson) else frozenset()
+    stop = linking_rules().stopwords
     seen: dict[str, int] = {}
     weak: dict[str, int] = {}
     for i, t in enumerate(terms(lesson, linking_rules())):
         if t in rules.key_skip or t in seen or t in weak or (len(t) < 3 and t.isascii()):
             continue
-        (weak if t in rules.key_weak else seen)[t] = i
+        cjk_pair = not t.isascii()
+        (weak if t in rules.key_weak or (cjk_pair and (t not in words_of or t in stop)) else seen)[t] = i
     if len(seen) < rules.key_min_words:
         seen.update(weak)
     if len(seen) < rules.key_min_words and not (len(seen) == 1 and _one_thing(lesson, rules)):
         return None
-    ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))
+
+    def length(t: str) -> int:
+        return len(t) if t.isascii() else rules.key_cjk_pair_length if t in words_of else 1
+
+    ranked = sorted(seen, key=lambda t: (t not in code, -length(t), seen[t]))
     words = sorted(ranked[: rules.key_words])
     return f"{rules.key_prefix.get(category) or _PREFIX.get(category, category)}.{'-'.join(words)}"
+
+
+def _cjk_words(text: str, rules: Lessons) -> frozenset[str]:
+    """The character pairs of `text`'s CJK runs likely to be words: each run cut at the function characters
+    (linking's cjk_stop_chars: 的, 了, 是, 都 ...) and at the one-character words (rules/reflect.toml
+    key_cjk_breaks: 用, 还, 把 ...), each stretch read two by two from its start (修复订单导出分页 -> 修复, 订单, 导出,
+    分页; 测试还是 -> 测试, not 试还). Chinese words are mostly two characters, and a stretch starts where a function
+    word ended, so these are words far more often than the pairs across them. Pure."""
+    stop = linking_rules().cjk_stop_chars | rules.key_cjk_breaks
+    out: set[str] = set()
+    for run in cjk_runs(text):
+        start = 0
+        for at in [*(i for i, ch in enumerate(run) if ch in stop), len(run)]:
+            piece = run[start:at]
+            out.update(piece[i:i + 2] for i in range(0, len(piece) - 1, 2))
+            start = at + 1
+    return frozenset(out)
 
 
 def _one_thing(lesson: str, rules: Lessons) -> bool:
