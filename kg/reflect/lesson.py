@@ -153,8 +153,11 @@ def exclaims(words: str, rules: Lessons) -> bool:
 
 # Where a clause ends or another begins: a long lesson is cut before one, so what is left is a whole thought.
 _JOINS = r"(and|but|or|so|then|because|which|when|if|while|unless|rather than|instead of|including|except)"
-_CLAUSE = re.compile(rf"[.,;:!?](?=\s)|\s(?=[-–—]\s|\()|\s(?={_JOINS}\s)")
-_SENTENCE_STOP = re.compile(r"[.;!?](?=\s)")
+# Full-width marks end a clause or a sentence with no blank after them: Chinese and Japanese write none.
+_CLAUSE = re.compile(rf"[.,;:!?](?=\s)|[，、；：。！？]|\s(?=[-–—]\s|\()|\s(?={_JOINS}\s)")
+_SENTENCE_STOP = re.compile(r"[.;!?](?=\s)|[。；！？]")
+_MARKS = ".,;:!?，、；：。！？"  # a clause mark that ends the clause before it (kept until the strip)
+_CUT_STRIP = " .,;:-–—(，、；：。"  # what a cut text does not end on
 _JOINED = re.compile(rf"(\s+{_JOINS})+$")  # "... and then" at the cut: the words that would join the next clause
 
 
@@ -171,12 +174,12 @@ def shorten(lesson: str, limit: int, whole: int) -> str:
             text[:e].count("(") <= text[:e].count(")") and text[:e].count("[") <= text[:e].count("]")
 
     stops = [m.start() + 1 for m in _SENTENCE_STOP.finditer(text, 0, whole)]
-    clauses = [m.start() + (m.group(0) in ".,;:!?") for m in _CLAUSE.finditer(text, 0, limit - 1)]
+    clauses = [m.start() + (m.group(0) in _MARKS) for m in _CLAUSE.finditer(text, 0, limit - 1)]
     ends = [e for e in stops if outside(e)] or [e for e in clauses if outside(e)]
     head = text[: ends[-1]] if ends else text[: limit - 1]
     if not ends and not text[limit - 1].isspace():  # inside a word: back to where it starts
         head = head[: head.rfind(" ")] if head.rfind(" ") > 0 else head
-    return _JOINED.sub("", head).rstrip(" .,;:-–—(") + "…"
+    return _JOINED.sub("", head).rstrip(_CUT_STRIP) + "…"
 
 
 
