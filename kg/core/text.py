@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import cache
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
@@ -165,6 +166,17 @@ def index_tokens(*parts: str | None) -> str:
     if joined.isascii():  # a word never spans the space between two parts
         return " ".join(_ASCII_TOKEN.findall(joined.lower()))
     return " ".join(w for part in parts if part for w in words(part))
+
+
+# What separates the items of a list option (`--tags a,b`): the ASCII comma, and the full-width comma and the
+# enumeration comma (、) a Chinese or Japanese IME types by default.
+_LIST_SEPARATORS = re.compile(r"[,，、]")
+
+
+def split_list(values: str | Iterable[str] | None) -> list[str]:
+    """The items of one or more comma-separated values (`--tags 前端，部署、测试` too), stripped, empty ones dropped."""
+    given = [values] if isinstance(values, str) else list(values or ())
+    return [part.strip() for value in given for part in _LIST_SEPARATORS.split(value) if part.strip()]
 
 
 def has_cjk(text: str) -> bool:

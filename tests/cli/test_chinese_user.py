@@ -81,3 +81,18 @@ def test_the_same_correction_in_another_chat_is_a_recurrence(run_kg, ws, tmp_pat
     (tmp_path / "a.md").write_text(chats["a.md"])  # the same chat again, read whole (a new cursor key: same)
     r = run_kg(["reflect", str(tmp_path / "a.md"), "--apply", "--json", "--now", "2026-11-21T03:00"])
     assert r.exit_code == 0 and r.json["logged"] == []
+
+
+def test_tags_and_files_split_on_full_width_commas(run_kg, ws):
+    """A Chinese IME types "，" and "、" between items: they split `--tags` and `--files` as "," does (QA qa10
+    F13)."""
+    r = run_kg(["log", "learning", "部署前先跑冒烟测试", "--tags", "前端，部署,测试", "--tags", "发布、上线",
+                "--files", "src/订单.ts，src/导出.ts", "--json", "--now", "2026-11-20T06:00"])
+    assert r.exit_code == 0, r.stderr
+    shown = run_kg(["show", r.json["id"], "--json"]).json["node"]
+    assert shown["tags"] == ["前端", "部署", "测试", "发布", "上线"]
+    assert shown["files"] == ["src/订单.ts", "src/导出.ts"]
+    node = run_kg(["node", "add", "principle", "部署前先备份", "--tags", "前端、部署", "--json",
+                   "--now", "2026-11-20T06:00"])
+    assert node.exit_code == 0, node.stderr
+    assert run_kg(["show", node.json["id"], "--json"]).json["node"]["tags"] == ["前端", "部署"]
