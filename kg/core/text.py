@@ -179,6 +179,21 @@ def split_list(values: str | Iterable[str] | None) -> list[str]:
     return [part.strip() for value in given for part in _LIST_SEPARATORS.split(value) if part.strip()]
 
 
+def columns(ch: str) -> int:
+    """How many terminal columns a character takes: two for a wide one (CJK, full-width forms), else one."""
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def display_width(text: str) -> int:
+    """The columns `text` takes in a terminal (`columns` of each character)."""
+    return len(text) if text.isascii() else sum(map(columns, text))
+
+
+def pad(text: str, width: int) -> str:
+    """`text` padded with blanks to `width` columns (a table's column, with CJK characters taking two)."""
+    return text + " " * max(0, width - display_width(text))
+
+
 def has_cjk(text: str) -> bool:
     return bool(_regex("is_cjk").search(text))
 

@@ -3,6 +3,8 @@ it, in sessions of its own."""
 
 from __future__ import annotations
 
+import re
+
 PW = "hunter2xyz!"
 
 
@@ -96,3 +98,18 @@ def test_tags_and_files_split_on_full_width_commas(run_kg, ws):
                    "--now", "2026-11-20T06:00"])
     assert node.exit_code == 0, node.stderr
     assert run_kg(["show", node.json["id"], "--json"]).json["node"]["tags"] == ["前端", "部署"]
+
+
+def test_the_patterns_table_lines_up_with_chinese_keys(run_kg, ws):
+    """A CJK character takes two columns: `kg patterns` pads keys by their width on screen, not their length, so
+    the columns after a Chinese key line up with the others (QA qa10 F7)."""
+    from kg.core.text import display_width
+
+    for text, key in (("以后缩进总是用 tab，不要用空格", "fix.tab-空格-缩进"), ("always use pnpm", "fix.pnpm-install")):
+        r = run_kg(["log", "learning", text, "--pattern-key", key, "--wait", "--now", "2026-11-20T06:00"])
+        assert r.exit_code == 0, r.stderr
+    lines = run_kg("patterns --now 2026-11-20T07:00").stdout.splitlines()[:3]
+    assert len(lines) == 3 and any("缩进" in line for line in lines)
+    # where "SEEN" ends in the header, each row's count ends ("1x"), in screen columns
+    ends = {display_width(line[: re.search(r"SEEN|\d+x(?= )", line).end()]) for line in lines}
+    assert len(ends) == 1, lines
