@@ -113,3 +113,15 @@ def test_the_patterns_table_lines_up_with_chinese_keys(run_kg, ws):
     # where "SEEN" ends in the header, each row's count ends ("1x"), in screen columns
     ends = {display_width(line[: re.search(r"SEEN|\d+x(?= )", line).end()]) for line in lines}
     assert len(ends) == 1, lines
+
+
+def test_reflect_keeps_the_users_full_width_quotes(run_kg, ws, tmp_path):
+    """The rules match straightened quotes, but the stored lesson keeps the user's “” (QA qa10 F10), as
+    `kg pref set` keeps them."""
+    chat = tmp_path / "chat.txt"
+    chat.write_text("User: 帮我写提交信息\nAssistant: 好的，我写了 fix: paging。\n"
+                    "User: 以后提交信息都用中文写，比如“修复：订单导出分页”。\n")
+    r = run_kg(["reflect", str(chat), "--apply", "--json", "--now", "2026-11-20T03:00"])
+    assert r.exit_code == 0 and r.json["logged"], r.stderr
+    texts = [e["text"] for e in run_kg("list --json").json]
+    assert "以后提交信息都用中文写，比如“修复：订单导出分页”。" in texts, texts
