@@ -125,3 +125,21 @@ def test_reflect_keeps_the_users_full_width_quotes(run_kg, ws, tmp_path):
     assert r.exit_code == 0 and r.json["logged"], r.stderr
     texts = [e["text"] for e in run_kg("list --json").json]
     assert "以后提交信息都用中文写，比如“修复：订单导出分页”。" in texts, texts
+
+
+def test_a_transcript_an_older_kg_keyed_by_its_path_is_not_read_again(run_kg, ws, tmp_path):
+    """周一 对话.txt was keyed by its path (its name named no session) and its findings fingerprinted without the
+    transcript: reflected again after the upgrade, what the older kg read is not logged a second time."""
+    import json
+
+    chat = tmp_path / "周一 对话.txt"
+    chat.write_text("User: 帮我装一下依赖\nAssistant: 我执行了 npm install。\n"
+                    "User: 不对，我说的是用 pnpm，不是 npm。\n")
+    assert run_kg(["reflect", str(chat), "--apply", "--json", "--now", "2026-11-20T03:00"]).json["logged"]
+    state_file = ws.kg_dir / "reflect-state.json"
+    state = json.loads(state_file.read_text())
+    state["cursors"] = {str(chat.resolve()) if k.startswith("text:") else k: v for k, v in state["cursors"].items()}
+    state["seen"] = {f"h:old{i}": v for i, v in enumerate(state["seen"].values())}
+    state_file.write_text(json.dumps(state))
+    r = run_kg(["reflect", str(chat), "--apply", "--json", "--now", "2026-11-21T03:00"])
+    assert r.exit_code == 0 and r.json["logged"] == [], r.json
