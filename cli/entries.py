@@ -27,10 +27,9 @@ class Kind(StrEnum):
 
 
 def _split(values: list[str] | None) -> list[str]:
-    out: list[str] = []
-    for value in values or []:
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return out
+    from kg.core.text import split_list
+
+    return split_list(values)
 
 
 def register(app: typer.Typer) -> None:

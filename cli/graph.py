@@ -22,7 +22,9 @@ def node_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a node; its id looks like les-20261130-001. It is auto-linked to what it relates to."""
-    tag_list = [t.strip() for v in tags or [] for t in v.split(",") if t.strip()]
+    from kg.core.text import split_list
+
+    tag_list = split_list(tags)
     with errors():
         node = workspace(ctx).node_add(node_type, text, now=now_of(ctx, now), tags=tag_list, link=not no_link)
     emit(node, as_json, lambda d: f"🔷 Node created: [{d['id']}] ({d['kind']}) {d['text'][:60]}"

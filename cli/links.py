@@ -81,10 +81,13 @@ def patterns_list(
 def _render_patterns(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "No patterns yet."
-    width = max(32, *(len(r["key"]) for r in rows))  # detected keys carry a hash: wider than 32
+    from kg.core.text import display_width, pad
+
+    # detected keys carry a hash: wider than 32; a CJK key's characters take two columns each
+    width = max(32, *(display_width(r["key"]) for r in rows))
     lines = [f"{'KEY':<{width}} {'SEEN':>4} {'SESS':>4}  {'FIRST':<10}  {'LAST':<10}  TEXT"]
     for r in rows:
-        lines.append(f"{r['key']:<{width}} {r['recurrence']:>3}x {r['sessions']:>4}  {r['first_seen'][:10]:<10}  "
+        lines.append(f"{pad(r['key'], width)} {r['recurrence']:>3}x {r['sessions']:>4}  {r['first_seen'][:10]:<10}  "
                      f"{r['last_seen'][:10]:<10}  {(r['text'] or '')[:50]}")
     from kg.lifecycle.revival import NOTE
 

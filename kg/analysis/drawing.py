@@ -8,7 +8,6 @@ cell's last value. matplotlib is an optional dependency (`pip install 'kaizen-kg
 from __future__ import annotations
 
 import textwrap
-import unicodedata
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from kg.analysis.export import KIND_COLORS
 from kg.analysis.fonts import MissingGlyphsWarning, readable
 from kg.core.errors import ArgumentError, UsageError
 from kg.core.files import atomic_writer
+from kg.core.text import columns as char_columns
 from kg.store import EDGE_TYPES, KNOWLEDGE_KINDS
 
 __all__ = [
@@ -62,20 +62,16 @@ def _axes(ax: Any, figsize: tuple[float, float]):
     return fig, fig.subplots()
 
 
-def _columns(ch: str) -> int:
-    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-
-
 def _wrap(text: str, width: int) -> list[str]:
     """Lines of at most `width` columns (CJK characters take two), broken at spaces where there are any."""
     lines: list[str] = []
     for word_line in textwrap.wrap(text, width, break_long_words=False) or [""]:
         line, cols = "", 0
         for ch in word_line:
-            if cols + _columns(ch) > width and line:
+            if cols + char_columns(ch) > width and line:
                 lines.append(line.rstrip())
                 line, cols = "", 0
-            line, cols = line + ch, cols + _columns(ch)
+            line, cols = line + ch, cols + char_columns(ch)
         lines.append(line)
     return [ln for ln in lines if ln]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from kg.core.errors import UsageError
 from kg.core.policy import Policy
-from kg.core.text import clean, index_tokens
+from kg.core.text import clean, index_tokens, split_list
 
 TEXT_FIELDS = ("details", "action", "error_text", "context", "user_context")
 LIST_FIELDS = ("files", "tags")
@@ -138,7 +138,7 @@ def prepare(policy: Policy, redactor: Any, kind: str, summary: str, *, now: date
     out["session"] = clean(session, one_line=True) if session else None
     for name in LIST_FIELDS:
         given = fields.pop(name, None) or ()
-        given = given.split(",") if isinstance(given, str) else given
+        given = split_list(given) if isinstance(given, str) else given
         items = [clean(v, one_line=True) for v in given]
         items = [v for v in items if v]
         if len(items) > policy.list_max_items:

@@ -27,6 +27,27 @@ def is_name(value: object) -> bool:
     return isinstance(value, str) and bool(_NAME.fullmatch(value)) and ".." not in value
 
 
+def name_for(text: str, *, prefix: str = "session") -> str | None:
+    """A safe name (`is_name`) for a name a person or a transcript gave in any script, or None for an empty one.
+    A name that is one already, or becomes one with its blanks and punctuation as `-` ("2025-06-02 14:29:21"),
+    stays readable; one with other characters (a SpecStory chat titled 修复订单导出分页 (2026-11-18 10:05:12), a
+    `--session 周一-对话`) keeps its ASCII part, its date and time, and gets a short digest of the whole name: the same
+    name always gives the same id, and two chats of one minute with different titles are two sessions. Pure."""
+    import hashlib
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", text or "").strip()
+    safe = re.sub(r"[^\w.-]+", "-", text).strip("-.")[:128]
+    if not safe:
+        return None
+    if is_name(safe):
+        return safe
+    ascii_part = re.sub(r"\.{2,}", ".", re.sub(r"[^A-Za-z0-9_.-]+", "-", text)).strip("-._")[:110]
+    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+    name = f"{ascii_part}-{digest}" if ascii_part else f"{prefix}-{digest}"
+    return name if is_name(name) else f"{prefix}-{digest}"
+
+
 def check_name(value: str, what: str, *, example: str = "2026-12-01-001") -> str:
     """`value` unchanged if it is a safe name, else a UsageError saying what a good one looks like."""
     if not is_name(value):

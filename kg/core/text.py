@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import cache
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
@@ -181,8 +182,40 @@ def index_tokens(*parts: str | None) -> str:
     return " ".join(w for part in parts if part for w in words(part))
 
 
+# What separates the items of a list option (`--tags a,b`): the ASCII comma, and the full-width comma and the
+# enumeration comma (、) a Chinese or Japanese IME types by default.
+_LIST_SEPARATORS = re.compile(r"[,，、]")
+
+
+def split_list(values: str | Iterable[str] | None) -> list[str]:
+    """The items of one or more comma-separated values (`--tags 前端，部署、测试` too), stripped, empty ones dropped."""
+    given = [values] if isinstance(values, str) else list(values or ())
+    return [part.strip() for value in given for part in _LIST_SEPARATORS.split(value) if part.strip()]
+
+
+def columns(ch: str) -> int:
+    """How many terminal columns a character takes: two for a wide one (CJK, full-width forms), else one."""
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def display_width(text: str) -> int:
+    """The columns `text` takes in a terminal (`columns` of each character)."""
+    return len(text) if text.isascii() else sum(map(columns, text))
+
+
+def pad(text: str, width: int) -> str:
+    """`text` padded with blanks to `width` columns (a table's column, with CJK characters taking two)."""
+    return text + " " * max(0, width - display_width(text))
+
+
 def has_cjk(text: str) -> bool:
     return bool(_regex("is_cjk").search(text))
+
+
+def cjk_runs(text: str) -> list[str]:
+    """The runs of CJK characters in `text`, as `words` reads them (NFKC, lower-cased) before cutting them in pairs."""
+    return [t for t in _regex("token").findall(unicodedata.normalize("NFKC", text).lower())
+            if _regex("is_cjk").match(t)]
 
 
 def slugify(text: str, *, fallback: str = "", sep: str = "-", cjk: bool = True, limit: int | None = 60) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -44,9 +45,17 @@ def rule_text(summary: str, action: str | None, policy: LifecyclePolicy) -> str:
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
-    if " " in cut[limit // 2:]:
+    # at the last clause mark in its second half (Chinese writes no blanks: the last blank was before a Latin word,
+    # and the instruction after it was lost, QA qa10 F6), else the last blank there
+    marks = [m.end() for m in _CLAUSE_END.finditer(cut, limit // 2)]
+    if marks:
+        cut = cut[: marks[-1]]
+    elif " " in cut[limit // 2:]:
         cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:.") + "…"
+    return cut.rstrip(" ,;:.，、；：。！？") + "…"
+
+
+_CLAUSE_END = re.compile(r"[，、；。！？：]|[,;.!?:](?=\s)")  # where a clause ends: full-width, or ASCII and a blank
 
 
 def says_nothing_to_do(c: Candidate, text: str, policy: LifecyclePolicy) -> str:

@@ -52,6 +52,7 @@ from kg.memory.search_files import (  # noqa: F401
     file_sets,
     mirrors_graph,
 )
+from kg.memory.session_ids import safe_id
 from kg.memory.session_ids import stored as stored_session
 from kg.memory.sessions import same_session
 from kg.memory.views import cached_view, common_terms, link_weight, refresh_common_terms, view
@@ -351,8 +352,8 @@ def search(ws: Any, query: str, *, type: str | list[str] | None = None, since: s
     mrules = memory_rules(ws)
     rules = mrules.search
     at = clock.now(now)
-    if session:  # a secret-like id is kept as its digest: the same id finds it (kg.memory.session_ids)
-        session = stored_session(session, ws.rules.redactor)
+    if session:  # a secret-like id is kept as its digest, a Chinese name as its safe id: the same id finds it
+        session = safe_id(stored_session(session, ws.rules.redactor))
     text = clean(query or "", one_line=True)
     if not text:
         raise UsageError(EMPTY_QUERY)

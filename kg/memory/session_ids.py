@@ -92,10 +92,19 @@ def stored(sid: str, redactor: Any = None) -> str:
 
 def given(sid: str, redactor: Any) -> str:
     """A kg session id given to kg (`--session`, KG_SESSION, an ingested entry's `session`) as kg keeps it
-    (`stored`), checked as a name: it names the summary file."""
+    (`stored`), checked as a name: it names the summary file. A name in another script (`--session 周一-对话`) is
+    taken as the safe id it always maps to (`kg.core.paths.name_for`), so the same name finds the same session."""
     from kg.core.paths import check_name
 
-    return check_name(stored(sid, redactor), "session id")
+    return check_name(safe_id(stored(sid, redactor)), "session id")
+
+
+def safe_id(sid: str) -> str:
+    """`sid` as it is, or, when it holds characters beyond ASCII (a session named in Chinese), the safe id that name
+    maps to (`kg.core.paths.name_for`). Pure."""
+    from kg.core.paths import name_for
+
+    return (name_for(sid) or sid) if not sid.isascii() else sid
 
 
 def runtime_key(runtime: str | None, rid: Any, redactor: Any = None) -> str | None:

@@ -38,6 +38,7 @@ from kg.redaction.rules import (
     settings,
 )
 from kg.redaction.spans import _DOTTED_RUN, MARKER, _found, _Spans  # noqa: F401 - re-exported
+from kg.redaction.spans import MARKERS as _MARKERS
 from kg.redaction.textchecks import (
     _glued_at,
     _line_before,
@@ -56,7 +57,6 @@ from kg.redaction.wrapped import may_continue, rejoined
 __all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "SecretRulesError", "entropy", "load_default",
            "redact_text", "redact_value"]
 
-_MARKERS = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")
 # Characters a secret is made of: a span ending next to one of these is extended over the rest of the run.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=-]*")

@@ -11,6 +11,7 @@ import bisect
 import re
 
 MARKER = "[REDACTED:{kind}]"
+MARKERS = re.compile(r"\[REDACTED:[a-z0-9_]{1,64}\]")  # any MARKER in a text
 _DOTTED_RUN = re.compile(r"(?:[A-Za-z0-9_+/=-]|\.(?=[A-Za-z0-9_+/=-]))*")
 
 

@@ -106,11 +106,12 @@ def _failure_dict(f: Failure, rules: FailureRules, redactor: Any) -> dict[str, A
 def _session_of(hint: str | None) -> str | None:
     """The transcript's own session name as a session id: aider names a session by when it started
     ("2025-06-02 14:29:21"), and a space is no part of an id. A colon becomes a dash too: the summary file is named
-    without colons (kg.memory.sessions.file_name), and the id a user reads there must be the id kg answers to."""
-    from kg.core.paths import is_name
+    without colons (kg.memory.sessions.file_name), and the id a user reads there must be the id kg answers to. A name
+    in another script (a SpecStory chat's Chinese title, a text file 周一 对话.txt) keeps its date and time and a
+    digest of the name (`kg.core.paths.name_for`): never the run's clock, which puts a run's chats in one session."""
+    from kg.core.paths import name_for
 
-    safe = re.sub(r"[^\w.-]+", "-", hint or "").strip("-.")[:128]
-    return safe if safe and is_name(safe) else None
+    return name_for(hint) if hint else None
 
 
 _NAMED_AT = re.compile(r"(\d{4}-\d{2}-\d{2})[_T](\d{2})-(\d{2})(?:-(\d{2}))?(Z?)")
@@ -295,10 +296,19 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
     key = f"{transcript.format}:{transcript.session_hint}" if transcript.session_hint else (
         str(Path(path).resolve()) if str(path) != "-" else None)
     planned = []  # (fingerprints, line, kind, summary, fields, when, session)
+
+    def where(ts: Any, position: Any) -> tuple[Any, ...]:
+        # where a finding was said: its turn's time, which no other chat shares; without one (SpecStory, plain
+        # text) its place in this transcript, which another chat shares (the same short sentence on the same
+        # line), so the transcript is named too: the same correction in another chat is a recurrence, not "already
+        # logged", while this transcript read again still adds nothing (QA qa10 F16)
+        return (ts,) if ts else (position, *((key,) if key else ()))
+
     for f in said:
         kind, fields = _log_fields(ws, f)
         ts = transcript.turns[f.turn].timestamp if 0 <= f.turn < len(transcript.turns) else None
-        planned.append(((rstate.fingerprint(transcript.format, f.kind, f.category, f.evidence, ts or f.position),),
+        fp = rstate.fingerprint(transcript.format, f.kind, f.category, f.evidence, *where(ts, f.position))
+        planned.append(((fp,),
                         _line_of(transcript, f.turn), kind, f.summary, fields, when(f.turn), session_of(f.turn)))
     for f in failed.found:
         summary, fields = failure_fields(f, frules, "reflect")
@@ -306,7 +316,7 @@ def reflect_file(ws: Any, path: str, *, format: str | None = None, apply: bool =
         # a call id within the transcript's session and the kg session it goes into (the hook's, kg.runtimes.
         # tool_failures): a call the hook logged under either is not logged again
         fp = rstate.call_keys(f.call_id, transcript.session_hint, session_of(f.turn)) if f.call_id else (
-            rstate.fingerprint(transcript.format, "error", f.pattern_key, ts or f.position),)
+            rstate.fingerprint(transcript.format, "error", f.pattern_key, *where(ts, f.position)),)
         planned.append((fp, _line_of(transcript, f.turn), "error", summary, fields, when(f.turn), session_of(f.turn)))
     idents = []  # what each planned entry says, where and when, as the graph will hold it
     for _, _, kind, summary, fields, on, sid in planned:

@@ -24,7 +24,7 @@ from .parse import LINE_FORMATS, Transcript, Turn
 from .pasted import cut_pasted_prompt
 from .replaced import with_replaced
 from .rules import PRIORITIES, ReflectRules
-from .signals import fired, has_reason, reasons, score, straighten, views
+from .signals import as_written, fired, has_reason, reasons, score, straighten, views
 from .verdict import last_step, verdict
 
 
@@ -318,7 +318,8 @@ def _learnings(
             yield Finding(
                 kind=det.kind,
                 category=det.category,
-                summary=shorten(lesson, lim.summary_chars, lim.summary_whole_chars),
+                # the user's own quotes (“” in Chinese) in the stored text: straightened only for matching
+                summary=shorten(as_written(lesson, words_), lim.summary_chars, lim.summary_whole_chars),
                 details=details,
                 evidence=evidence,
                 position=f"line {turn.line + (offset if transcript.format in LINE_FORMATS else 0)}"

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
+from kg.core.text import cjk_runs, has_cjk
 from kg.graph.linking import default_rules, terms
 
 from .rules import Lessons
@@ -152,8 +153,11 @@ def exclaims(words: str, rules: Lessons) -> bool:
 
 # Where a clause ends or another begins: a long lesson is cut before one, so what is left is a whole thought.
 _JOINS = r"(and|but|or|so|then|because|which|when|if|while|unless|rather than|instead of|including|except)"
-_CLAUSE = re.compile(rf"[.,;:!?](?=\s)|\s(?=[-–—]\s|\()|\s(?={_JOINS}\s)")
-_SENTENCE_STOP = re.compile(r"[.;!?](?=\s)")
+# Full-width marks end a clause or a sentence with no blank after them: Chinese and Japanese write none.
+_CLAUSE = re.compile(rf"[.,;:!?](?=\s)|[，、；：。！？]|\s(?=[-–—]\s|\()|\s(?={_JOINS}\s)")
+_SENTENCE_STOP = re.compile(r"[.;!?](?=\s)|[。；！？]")
+_MARKS = ".,;:!?，、；：。！？"  # a clause mark that ends the clause before it (kept until the strip)
+_CUT_STRIP = " .,;:-–—(，、；：。"  # what a cut text does not end on
 _JOINED = re.compile(rf"(\s+{_JOINS})+$")  # "... and then" at the cut: the words that would join the next clause
 
 
@@ -170,12 +174,12 @@ def shorten(lesson: str, limit: int, whole: int) -> str:
             text[:e].count("(") <= text[:e].count(")") and text[:e].count("[") <= text[:e].count("]")
 
     stops = [m.start() + 1 for m in _SENTENCE_STOP.finditer(text, 0, whole)]
-    clauses = [m.start() + (m.group(0) in ".,;:!?") for m in _CLAUSE.finditer(text, 0, limit - 1)]
+    clauses = [m.start() + (m.group(0) in _MARKS) for m in _CLAUSE.finditer(text, 0, limit - 1)]
     ends = [e for e in stops if outside(e)] or [e for e in clauses if outside(e)]
     head = text[: ends[-1]] if ends else text[: limit - 1]
     if not ends and not text[limit - 1].isspace():  # inside a word: back to where it starts
         head = head[: head.rfind(" ")] if head.rfind(" ") > 0 else head
-    return _JOINED.sub("", head).rstrip(" .,;:-–—(") + "…"
+    return _JOINED.sub("", head).rstrip(_CUT_STRIP) + "…"
 
 
 
@@ -312,19 +316,43 @@ def key(category: str, lesson: str, rules: Lessons, commands: Sequence[str] = ()
 def _key(category: str, lesson: str, rules: Lessons) -> str | None:
     lesson = _DOTTED.sub(r"\1", lesson)
     code = {t for p in (_CODE, _CODE_NAME) for m in p.finditer(lesson) for t in terms(m.group(0), linking_rules())}
+    words_of = _cjk_words(lesson, rules) if has_cjk(lesson) else frozenset()
+    stop = linking_rules().stopwords
     seen: dict[str, int] = {}
     weak: dict[str, int] = {}
     for i, t in enumerate(terms(lesson, linking_rules())):
         if t in rules.key_skip or t in seen or t in weak or (len(t) < 3 and t.isascii()):
             continue
-        (weak if t in rules.key_weak else seen)[t] = i
+        cjk_pair = not t.isascii()
+        (weak if t in rules.key_weak or (cjk_pair and (t not in words_of or t in stop)) else seen)[t] = i
     if len(seen) < rules.key_min_words:
         seen.update(weak)
     if len(seen) < rules.key_min_words and not (len(seen) == 1 and _one_thing(lesson, rules)):
         return None
-    ranked = sorted(seen, key=lambda t: (t not in code, -len(t), seen[t]))
+
+    def length(t: str) -> int:
+        return len(t) if t.isascii() else rules.key_cjk_pair_length if t in words_of else 1
+
+    ranked = sorted(seen, key=lambda t: (t not in code, -length(t), seen[t]))
     words = sorted(ranked[: rules.key_words])
     return f"{rules.key_prefix.get(category) or _PREFIX.get(category, category)}.{'-'.join(words)}"
+
+
+def _cjk_words(text: str, rules: Lessons) -> frozenset[str]:
+    """The character pairs of `text`'s CJK runs likely to be words: each run cut at the function characters
+    (linking's cjk_stop_chars: 的, 了, 是, 都 ...) and at the one-character words (rules/reflect.toml
+    key_cjk_breaks: 用, 还, 把 ...), each stretch read two by two from its start (修复订单导出分页 -> 修复, 订单, 导出,
+    分页; 测试还是 -> 测试, not 试还). Chinese words are mostly two characters, and a stretch starts where a function
+    word ended, so these are words far more often than the pairs across them. Pure."""
+    stop = linking_rules().cjk_stop_chars | rules.key_cjk_breaks
+    out: set[str] = set()
+    for run in cjk_runs(text):
+        start = 0
+        for at in [*(i for i, ch in enumerate(run) if ch in stop), len(run)]:
+            piece = run[start:at]
+            out.update(piece[i:i + 2] for i in range(0, len(piece) - 1, 2))
+            start = at + 1
+    return frozenset(out)
 
 
 def _one_thing(lesson: str, rules: Lessons) -> bool:

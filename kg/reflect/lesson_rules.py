@@ -37,6 +37,8 @@ class Lessons:
     key_weak: frozenset[str]  # stemmed: used only when the key has too few words without them
     key_words: int
     key_min_words: int
+    key_cjk_pair_length: int  # how long an ASCII word a two-character CJK word ranks as, for a key's words
+    key_cjk_breaks: frozenset[str]  # one-character words that end a stretch of CJK text, as function characters do
     rewrites: tuple[Rewrite, ...]
     # A sentence that says what to do: when the sentence a finding matched names nothing a key can hold ("are you
     # kidding me?"), the lesson comes from another sentence of the turn, these first.
@@ -102,7 +104,8 @@ def _key_prefix(t: RuleReader, categories: set[str]) -> dict[str, str]:
 def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
-    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "rewrite", "actionable",
+    t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "key_cjk_pair_length",
+             "key_cjk_breaks", "rewrite", "actionable",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
              "exclamation", "question_opener", "context_skip", "meant", "meant_context",
              "key_prefix", "pointer", "quote_pointer", "key_short_words", "key_one_word",
@@ -132,6 +135,8 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         key_weak=frozenset(stem(w.lower()) for w in t.strings("key_weak", [], items="non-empty")),
         key_words=t.whole("key_words", 1, int_only=True),
         key_min_words=t.whole("key_min_words", 1, int_only=True),
+        key_cjk_pair_length=t.whole("key_cjk_pair_length", 1, int_only=True, default=4),
+        key_cjk_breaks=frozenset(t.strings("key_cjk_breaks", [], items="non-empty")),
         rewrites=tuple(rewrites),
         actionable=tuple(regex(t, "actionable", p, re.IGNORECASE)
                          for p in t.strings("actionable", [], items="non-empty")),

@@ -129,7 +129,9 @@ def read_transcript(path: str | Path, *, format: str | None = None, stdin: Any =
 def transcript_of(p: Path, text: str, format: str | None = None) -> Transcript:
     """The transcript of the file `p` from its text: named by the file when the text names no session (Codex:
     rollout-<time>-<thread uuid>.jsonl), and a Claude Code session with its sub-agents' files beside it."""
-    hint = p.name.split(".")[0] if paths.is_name(p.name.split(".")[0]) else None
+    stem = p.name.split(".")[0]
+    # a name in another script or with blanks (周一 对话.txt) names its session too, made safe by apply's _session_of
+    hint = stem if paths.is_name(stem) or (stem.strip() and stem.isprintable()) else None
     if p.name.startswith("rollout-") and p.name.endswith((".jsonl", ".jsonl.gz")):
         hint = p.name.split(".")[0][-36:]
     t = parse_text(text, format=format, name=str(p))

@@ -60,6 +60,26 @@ def straighten(text: str) -> str:
     return text.translate(_QUOTES)
 
 
+def as_written(text: str, original: str) -> str:
+    """`text`, made from `straighten(original)` (the rules match ASCII quotes), with each quote it straightened given
+    back as the user wrote it (“修复：订单导出分页”, ‘x’): found by the characters around it, the widest stretch
+    first; a quote a template added, or one not found, stays as it is. Pure."""
+    if original.translate(_QUOTES) == original:
+        return text
+    straight = straighten(original)
+    out = list(text)
+    for j, ch in enumerate(text):
+        if ch not in "\"'":
+            continue
+        for k in (8, 4, 2):
+            lo, hi = max(0, j - k), min(len(text), j + k + 1)
+            at = straight.find(text[lo:hi])
+            if at >= 0:
+                out[j] = original[at + j - lo]
+                break
+    return "".join(out)
+
+
 def words(text: str) -> int:
     """Words, counting each CJK character as one."""
     return len(_WORD.findall(text))
