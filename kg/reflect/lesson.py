@@ -81,6 +81,10 @@ def phrase(category: str, said: list[str], preferred: str, rules: Lessons) -> tu
     if category in rules.question and _asks(preferred, rules):
         # a question is not a lesson: another sentence that says what to do, else the question to answer first
         other = _with_content(category, [c for c in cleaned if not _asks(c[1], rules)], rules, strict=True)
+        if other is None:  # one that sets a fact right, naming no key's words ("端口是 8080 不是 3000" after a
+            # rhetorical "搞错了吧？": the fact was dropped for "the user had to ask", QA10 #4)
+            other = next(((c, o) for c, o in cleaned if not _asks(o, rules) and any(p.search(c) for p in rules.fact)),
+                         None)
         if other is not None:
             s, preferred = other
         else:

@@ -43,6 +43,7 @@ class Lessons:
     # A sentence that says what to do: when the sentence a finding matched names nothing a key can hold ("are you
     # kidding me?"), the lesson comes from another sentence of the turn, these first.
     actionable: tuple[re.Pattern[str], ...] = ()
+    fact: tuple[re.Pattern[str], ...] = ()  # what is true said against what was taken (beside a rhetorical question)
     # Categories whose lesson may come from another sentence that way (praise stays with the praising sentence).
     reword: frozenset[str] = frozenset()
     drop: re.Pattern[str] | None = None  # words taken out of a lesson wherever they stand (swearing)
@@ -105,7 +106,7 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
     from kg.graph.linking import stem  # the stemmer linking uses, so keys and links agree on words
 
     t.known(("strip", "fallback", "key_skip", "key_weak", "key_words", "key_min_words", "key_cjk_pair_length",
-             "key_cjk_breaks", "rewrite", "actionable",
+             "key_cjk_breaks", "rewrite", "actionable", "fact",
              "reword", "drop", "context", "question", "need_key", "ing_e", "question_rewrite",
              "exclamation", "question_opener", "context_skip", "meant", "meant_context",
              "key_prefix", "pointer", "quote_pointer", "key_short_words", "key_one_word",
@@ -140,6 +141,7 @@ def lessons_of(t: RuleReader, categories: set[str]) -> Lessons:
         rewrites=tuple(rewrites),
         actionable=tuple(regex(t, "actionable", p, re.IGNORECASE)
                          for p in t.strings("actionable", [], items="non-empty")),
+        fact=tuple(regex(t, "fact", p, re.IGNORECASE) for p in t.strings("fact", [], items="non-empty")),
         reword=_reword(t, categories),
         drop=regex(t, "drop", t.string("drop"), re.IGNORECASE) if "drop" in t.data else None,
         context=_context(t, categories),

@@ -191,6 +191,9 @@ def test_an_injected_tag_must_be_a_tag_name():
         # a rewrite that leaves one word says nothing: the question, said as a check, is the lesson
         ("correction", ["are you currently in the session repo?", "you should be"],
          "Check whether you are currently in the session repo"),
+        # a fact set right beside a rhetorical question is the lesson, not "the user had to ask" (QA10 #4)
+        ("correction", ["搞错了吧？", "端口是 8080 不是 3000。"], "端口是 8080 不是 3000。"),
+        ("correction", ["Are you kidding?", "It's port 8080, not 3000."], "It's port 8080, not 3000"),
         # a list item's marker, bold markup and swearing are not part of the lesson
         ("preference", ["- when working with json outputs, never use grep, but rather **jq**"],
          "When working with json outputs, never use grep, but rather jq"),
