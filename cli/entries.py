@@ -19,6 +19,8 @@ from kg.cli.common import (
     workspace,
 )
 
+from kg.core.text import clip
+
 
 class Kind(StrEnum):
     learning = "learning"
@@ -170,7 +172,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _render_log(d: dict[str, Any]) -> str:
-    text = f"📝 [{d['id']}] {d['summary'][:80]}"
+    text = f"📝 [{d['id']}] {clip(d['summary'], 80)}"
     pattern = d.get("pattern")
     if pattern:
         text += (f"\n🔄 pattern {pattern['key']}: seen {pattern['recurrence']}x in "
@@ -185,7 +187,7 @@ def _render_list(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         tag = r.get("entry_type") or r["kind"]
         extra = " ".join(x for x in (r.get("priority"), r.get("status"), r.get("area")) if x)
-        lines.append(f"{r['id']:<22} {tag:<9} {(r.get('created_at') or '')[:16]:<16}  {r['text'][:70]}"
+        lines.append(f"{r['id']:<22} {tag:<9} {(r.get('created_at') or '')[:16]:<16}  {clip(r['text'], 70)}"
                      + (f"  [{extra}]" if extra else ""))
     return "\n".join(lines)
 

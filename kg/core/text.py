@@ -193,6 +193,29 @@ def split_list(values: str | Iterable[str] | None) -> list[str]:
     return [part.strip() for value in given for part in _LIST_SEPARATORS.split(value) if part.strip()]
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, never inside what shows as one character: an emoji sequence joined
+    by U+200D, a flag's pair of regional indicators, a character with its combining marks or variation selector
+    (QA10 #11: `kg list` left a dangling joiner, and a flag cut to one letter)."""
+    if len(text) <= limit or text.isascii():
+        return text[:limit]
+    cut = limit
+    while 0 < cut < len(text) and _joined(text[cut - 1], text[cut]):
+        cut -= 1
+    head = text[:cut]
+    flags = len(head) - len(head.rstrip(_REGIONAL))
+    return head[:-1] if flags % 2 else head
+
+
+_REGIONAL = "".join(chr(c) for c in range(0x1F1E6, 0x1F200))
+
+
+def _joined(before: str, after: str) -> bool:
+    """Whether `after` belongs to the same shown character as `before`."""
+    return (before == "\u200d" or after == "\u200d" or unicodedata.combining(after) > 0
+            or "\ufe00" <= after <= "\ufe0f" or "\U0001f3fb" <= after <= "\U0001f3ff")
+
+
 def columns(ch: str) -> int:
     """How many terminal columns a character takes: two for a wide one (CJK, full-width forms), else one."""
     return 2 if unicodedata.east_asian_width(ch) in "WF" else 1

@@ -463,3 +463,15 @@ def test_fold_variants_keeps_the_newest_and_counts_all():
     out = fold_variants(items)
     assert [(i.ref, i.count, i.relevance) for i in out] == [("LRN-20261115-001", 5, 0.7), ("ERR-1", 1, 0.5),
                                                               ("LRN-20261104-002", 1, 0.5)]
+
+
+def test_a_clip_never_cuts_inside_what_shows_as_one_character():
+    """(QA10 #11) `kg list` cut an emoji family after a joiner and a flag to one regional indicator."""
+    from kg.core.text import clip
+
+    family, flag = "👨\u200d👩\u200d👧\u200d👦", "🇨🇳"
+    text = "以" * 66 + family + flag + "好"
+    for limit in range(66, 76):
+        got = clip(text, limit)
+        assert len(got) <= limit and got in (text[:66], text[:73], text[:75]), (limit, got)
+    assert clip("plain ascii text", 5) == "plain" and clip("e\u0301te\u0301", 2) == "e\u0301"
