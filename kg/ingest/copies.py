@@ -33,7 +33,8 @@ _DAILY = re.compile(r"^### \S+? (\d{2}:\d{2}) - (.*)$")
 def noted(folder: Path, journal: Path, ids: list[str], daily: list[tuple[str, str | None, datetime]],
           learnings: list[dict[str, Any]]) -> Iterator[None]:
     """Hold a note of the copies `ids` are about to get (the caller holds the journal lock and appends to
-    `journal` inside this block, then writes the copies); removed when the block ends, however it ends."""
+    `journal` inside this block, then writes the copies); removed when the block ends normally. A block that raises
+    leaves it: the next holder writes what the journal holds and its copies lack."""
     path = folder / f"{PREFIX}{os.getpid()}.{threading.get_ident()}.json"
     note = {"journal": journal.name, "ids": ids, "learnings": learnings,
             "daily": [[line, session, at.isoformat()] for line, session, at in daily]}
@@ -41,11 +42,9 @@ def noted(folder: Path, journal: Path, ids: list[str], daily: list[tuple[str, st
         path.write_text(json.dumps(note, ensure_ascii=False), "utf-8")
     except (OSError, TypeError, ValueError):  # no note (a full disk): the copies are written as before, unguarded
         path = None
-    try:
-        yield
-    finally:
-        if path is not None:
-            _unlink_note(path)
+    yield  # raised past the append (a full disk, Ctrl-C): the note stays for the next holder (review M4)
+    if path is not None:
+        _unlink_note(path)
 
 
 def _unlink_note(path: Path) -> None:
@@ -68,7 +67,10 @@ def finish(folder: Path) -> list[str]:
             done += _finish_one(folder, note)
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             pass  # a torn or unreadable note: its entries keep their graph record and any copy written
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:  # (a folder in its place, a read-only mount: finished again by the next holder)
+            pass
     return done
 
 

@@ -92,7 +92,7 @@ def _content_of(text: str, negations: tuple[str, ...], function_words: tuple[str
     common = stopwords()
     return frozenset(t for t in _words(_cjk_plain(text, negations, function_words))
                      if t not in skip and t not in common and
-                     ((t.isascii() and len(t) >= latin) or (len(t) == 2 and not t.isascii() and not _grammar(t))))
+                     ((not has_cjk(t) and len(t) >= latin) or (len(t) == 2 and has_cjk(t) and not _grammar(t))))
 
 
 @lru_cache(maxsize=16384)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kg.core.text import code_span
+from kg.core.text import code_span, has_cjk
 from kg.core.text import slugify as text_slugify
 from kg.lifecycle.policy import LifecyclePolicy, Target
 
@@ -47,7 +47,8 @@ def rule_text(summary: str, action: str | None, policy: LifecyclePolicy) -> str:
     cut = text[: limit - 1]
     # at the last clause mark in its second half (Chinese writes no blanks: the last blank was before a Latin word,
     # and the instruction after it was lost, QA qa10 F6), else the last blank there
-    marks = [m.end() for m in _CLAUSE_END.finditer(cut, limit // 2)]
+    marks = [m.end() for m in _CLAUSE_END.finditer(cut, limit // 2)] if has_cjk(cut) else []  # (English: as before,
+    # review M6: "e.g." and a "because" clause were cut at)
     if marks:
         cut = cut[: marks[-1]]
     elif " " in cut[limit // 2:]:

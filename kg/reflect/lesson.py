@@ -327,7 +327,7 @@ def _key(category: str, lesson: str, rules: Lessons) -> str | None:
     for i, t in enumerate(terms(lesson, linking_rules())):
         if t in rules.key_skip or t in seen or t in weak or (len(t) < 3 and t.isascii()):
             continue
-        cjk_pair = not t.isascii()
+        cjk_pair = has_cjk(t)  # (not "not ASCII": an accented or Cyrillic word is a word, as before; review H1)
         (weak if t in rules.key_weak or (cjk_pair and (t not in words_of or t in stop)) else seen)[t] = i
     if len(seen) < rules.key_min_words:
         seen.update(weak)
@@ -335,7 +335,7 @@ def _key(category: str, lesson: str, rules: Lessons) -> str | None:
         return None
 
     def length(t: str) -> int:
-        return len(t) if t.isascii() else rules.key_cjk_pair_length if t in words_of else 1
+        return len(t) if not has_cjk(t) else rules.key_cjk_pair_length if t in words_of else 1
 
     ranked = sorted(seen, key=lambda t: (t not in code, -length(t), seen[t]))
     words = sorted(ranked[: rules.key_words])

@@ -62,10 +62,10 @@ def straighten(text: str) -> str:
 
 def as_written(text: str, original: str) -> str:
     """`text`, made from `straighten(original)` (the rules match ASCII quotes), with each quote it straightened given
-    back as the user wrote it (“修复：订单导出分页”, ‘x’): found by the characters around it, the widest stretch
-    first; a quote a template added, or one not found, stays as it is. Pure."""
-    if original.translate(_QUOTES) == original:
-        return text
+    back as the user wrote it (“修复：订单导出分页”, ‘x’) in a CJK text: found by the characters around it, the widest
+    stretch first; a quote a template added, or one not found, stays as it is. Pure."""
+    if original.translate(_QUOTES) == original or not has_cjk(original):  # (review M5: an English lesson stays as
+        return text  # every earlier one of it was stored, straightened, so identical lessons still fold)
     straight = straighten(original)
     out = list(text)
     for j, ch in enumerate(text):

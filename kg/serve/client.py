@@ -291,7 +291,9 @@ def _answer(sock: Any) -> dict:
     except (OSError, AttributeError):  # (no SO_PEERCRED: not Linux) waited for as before
         pid = 0
     deadline = time.monotonic() + ANSWER_TIMEOUT
-    while pid and not select.select([sock], [], [], max(0.0, min(STOPPED_LOOK, deadline - time.monotonic())))[0]:
+    poll = select.poll()  # (not select(): a descriptor past 1024 in a process with many files open)
+    poll.register(sock, select.POLLIN)
+    while pid and not poll.poll(max(0.0, min(STOPPED_LOOK, deadline - time.monotonic())) * 1000):
         if time.monotonic() >= deadline:
             raise TimeoutError("the read server did not answer")
         if _is_stopped(pid):
@@ -301,13 +303,13 @@ def _answer(sock: Any) -> dict:
 
 
 def _is_stopped(pid: int) -> bool:
-    """Whether process `pid` is stopped or traced (Linux's /proc; elsewhere never said)."""
+    """Whether process `pid` is stopped (Linux's /proc; elsewhere never said)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
     except OSError:
         return False
-    return stat[stat.rfind(b")") + 2:][:1] in (b"T", b"t")
+    return stat[stat.rfind(b")") + 2:][:1] == b"T"  # (not "t": a server under strace or gdb still answers)
 
 
 def _request(argv: list[str]) -> dict[str, Any]:

@@ -15,7 +15,12 @@ RECEIVE_TIMEOUT = 30.0  # seconds for a connected client to send its whole reque
 _PEEK = 4096  # a request this small that arrived whole is read at the door (an applier's knock is ~20 bytes)
 # an accept that fails for want of a resource leaves the connection in the backlog, so the listener stays readable:
 # looking again at once was a hot loop holding the graph for good (QA11 #6, under `ulimit -n 10`)
-_JAMMED = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+# Out of this process's descriptors (EMFILE) lasts; the machine's (ENFILE) or its memory (ENOBUFS, ENOMEM) is mostly a
+# moment's shortage: the door waits a little and looks again, and gives up only when it lasts (review M3).
+_JAMMED = {errno.EMFILE}
+_SHORT = {errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+SHORT_WAIT = 0.05  # seconds between two looks through a shortage
+SHORT_LOOKS = 100  # looks in a row before a shortage counts as lasting (~5 s)
 
 
 class Door:
@@ -29,6 +34,7 @@ class Door:
         self.listener = listener
         self.kept: tuple[socket.socket, dict[str, Any] | None] | None = None
         self.jammed: str | None = None  # why no connection can be taken: the server lets go of the graph
+        self._short = 0  # accepts in a row that failed for a shortage of the machine's
 
     def waiting(self) -> bool:
         """Whether a request waits (or the door is jammed: a drain stops, and the loop ends)."""
@@ -75,9 +81,13 @@ class Door:
         try:
             conn, _ = self.listener.accept()
         except OSError as exc:  # the timeout (or, polled, nothing there after all)
-            if exc.errno in _JAMMED:
+            if exc.errno in _SHORT:
+                self._short += 1
+                time.sleep(SHORT_WAIT)  # (the connection stays in the backlog: no hot loop meanwhile)
+            if exc.errno in _JAMMED or self._short >= SHORT_LOOKS:
                 self.jammed = f"cannot take a connection ({exc.strerror}): let go of the graph"
             return None
+        self._short = 0
         conn.settimeout(RECEIVE_TIMEOUT)
         if not _same_user(conn):  # the socket is 0600 already; a peer of another user is not answered
             conn.close()

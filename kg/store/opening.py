@@ -187,7 +187,7 @@ def open_store(
             restored, cut_short = _rollback.restore(path, cut_short), None
         try:
             handles = connect()
-        except StoreError:
+        except GraphUnopenable:  # (not a limit or a right: the copy a killed import kept is no answer to those)
             if not cut_short:
                 raise
             restored, cut_short = _rollback.restore(path, cut_short), None  # Kùzu cannot open what the kill left

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from kg.store.lock import pid_alive
+from kg.store.values import KUZU_RESERVED, db_size_for
 
 # The child opens the file read-only (it writes nothing), with this interpreter's kuzu; it imports kuzu alone: kg's
 # store package would double its start (0.7 s against 0.3).
@@ -29,8 +30,7 @@ import resource, sys
 cap, hard = int(sys.argv[2]), resource.getrlimit(resource.RLIMIT_AS)[1]
 resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
 import kuzu
-soft = resource.getrlimit(resource.RLIMIT_AS)[0]  # a hard limit below the cap: kg's own open reserves less (values.py)
-size = {} if soft >= cap else {"max_db_size": 1 << max((soft // 4).bit_length() - 1, 24)}
+size = {"max_db_size": int(sys.argv[3])} if int(sys.argv[3]) else {}  # under a hard limit below the cap (values.py)
 try:
     kuzu.Database(sys.argv[1], read_only=True, buffer_pool_size=256 << 20, **size)
 except MemoryError:
@@ -39,7 +39,7 @@ except Exception:
     sys.exit(1)
 """
 _OUT_OF_MEMORY = 3
-_RESERVED = 1 << 43  # kuzu 0.11.3's default max_db_size, reserved (not used) at open
+_RESERVED = KUZU_RESERVED
 _MARK = ".opening-"
 STALE = 600.0  # seconds: an open takes seconds (a WAL's replay included); a mark this old is no open's any more
 CRASHED = "crashed"  # the mark `kg doctor` leaves on a file it found Kùzu crashes on (no process's)
@@ -52,6 +52,7 @@ def crashes(path: Path, timeout: float | None = None) -> str | None:
     is no file."""
     if not path.is_file():
         return None
+    import resource
     import signal  # (late: only doctor and an open after a crashed one ask)
     import subprocess
     import sys
@@ -60,7 +61,10 @@ def crashes(path: Path, timeout: float | None = None) -> str | None:
     budget = (4 << 30) + 4 * size  # the buffer pool's 256 MB, the catalog, a WAL's replay
     env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}  # (its crash is the answer)
     try:
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(_RESERVED + budget)],
+        cap = _RESERVED + budget
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        size = db_size_for(cap if hard == resource.RLIM_INFINITY else min(cap, hard)).get("max_db_size", 0)
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(cap), str(size)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env=env, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):

@@ -109,7 +109,11 @@ def db_size_args() -> dict[str, int]:
     every open ("Mmap for size 8796093022208 failed"), and the graph was taken for a damaged file (QA11 #0). The
     largest power of two within a quarter of the limit (the rest for the buffer pool, Python and the side index),
     which caps how large the graph may grow under it; {} without a limit."""
-    limit = _address_limit()
+    return db_size_for(_address_limit())
+
+
+def db_size_for(limit: int | None) -> dict[str, int]:
+    """`db_size_args` for an address-space limit of `limit` bytes (None: none)."""
     if limit is None or limit >= 4 * KUZU_RESERVED:
         return {}
     return {"max_db_size": 1 << max((limit // 4).bit_length() - 1, 24)}
@@ -129,7 +133,10 @@ def resource_error(exc: BaseException) -> str | None:
     help, and none may be offered): None when it is not one of those."""
     text = str(exc)
     low = text.lower()
-    if isinstance(exc, MemoryError) or "mmap" in low or "cannot allocate memory" in low:
+    limited = _address_limit() is not None
+    # Kùzu's reservation at open ("Mmap for size N failed") asks for the same whatever the file holds; a MemoryError
+    # or a failed allocation may be a damaged file's (the repair's case) unless the process's address space is capped
+    if "mmap for size" in low or limited and (isinstance(exc, MemoryError) or "cannot allocate memory" in low):
         limit = _address_limit()
         said = f"; this process's address space is limited to {limit >> 20:,} MB (`ulimit -v`)" if limit else ""
         return (f"Kùzu could not reserve the memory to open it ({text}{said}); raise the process's memory limits "

@@ -97,3 +97,22 @@ def test_a_log_killed_before_the_repeats_index_still_folds_the_next_repeats(ws, 
         r = run_kg(f"log error 'npm test failed: jest not found' --session s1 --now 2026-03-20T10:{minute}")
         assert r.exit_code == 0, r.stderr
     assert day(ws.root) == ["### ❌×3 10:00 - Error: npm test failed: jest not found"]
+
+
+def test_a_copy_that_failed_after_the_append_is_written_by_the_next_command(ws, run_kg, monkeypatch):
+    """(review M4) A writer that raised after the journal's fsync (a full disk at the daily log, Ctrl-C) removed its
+    note on the way out: the entry reached the graph, its daily-log line never came."""
+    import errno
+
+    from kg.memory import logs
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "memory/2026-03-20.md")
+
+    monkeypatch.setattr(logs, "append_daily_lines", full)
+    r = run_kg(f"log error 'make build failed: no bar.h' --now {NOW[:-3]}")
+    assert r.exit_code == 1, r.stderr
+    monkeypatch.undo()
+    assert run_kg(f"log learning 'after the disk was freed' --now {NOW[:-3]}").exit_code == 0
+    assert day(ws.root) == ["### ❌ 10:00 - Error: make build failed: no bar.h",
+                            "### 💡 10:00 - Insight: after the disk was freed"]

@@ -410,3 +410,20 @@ def test_chinese_prohibitions_and_musts_are_still_read(agent, user, category):
     must = transcript(("user", "帮我看一下 shop-api 这个项目。"), ("assistant", "我直接提交了。"),
                       ("user", "你得先跑测试再提交。"))
     assert "should" in turn_signals(must, RULES)[2]  # 得 "must" is still read
+
+
+def test_a_long_turn_of_one_acknowledgement_word_does_not_hang_reflect():
+    """(review H3) `嗯+` inside bare_praise's repeated group backtracked exponentially: "嗯"×26 then "？" took 11 s
+    in `kg reflect` and the session-end hook, ~40 characters hours. A child process bounds a regression."""
+    import subprocess
+    import sys
+
+    code = ("from kg.reflect import detect, load_rules, parse_text; import tomllib, pathlib, kg;"
+            "raw = tomllib.loads((pathlib.Path(kg.__file__).parent.parent / 'rules' / 'reflect.toml').read_text());"
+            "from kg.reflect.parse import Transcript, Turn;"
+            "said = [('user', 'go'), ('assistant', '已完成。'), ('user', '嗯' * 60 + '？'), ('user', '对' * 60 + 'x'),"
+            " ('user', '好的' * 40 + '?')];"
+            "t = Transcript('text', tuple(Turn(i, r, x, position=f'turn {i + 1}') for i, (r, x) in enumerate(said)));"
+            "print(len(detect(t, load_rules(raw))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
