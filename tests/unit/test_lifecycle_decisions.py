@@ -392,3 +392,13 @@ def test_generalising_rules_are_checked():
     raw["promotion"]["generalise"] = [["(", "x"]]
     with pytest.raises(RulesError, match="generalise"):
         LifecyclePolicy.from_mapping(raw)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Don't use the München mirror", "Use the München mirror"),
+    ("Never run prisma migrate on the Société database", "Run prisma migrate on the Société database"),
+])
+def test_rules_sharing_an_accented_word_still_contradict(a, b):
+    """(review H2) The Chinese function-word change kept only ASCII words of a Latin rule: a contradiction about
+    'München' or 'Société' was no longer found, and both rules were written."""
+    assert conflicts.detect(a, b, LP) is not None

@@ -39,3 +39,13 @@ def test_a_redaction_marker_is_no_key_word_nor_link_term():
 def test_a_chinese_lesson_keys_on_likely_words(lesson, expected):
     assert key("correction", lesson, LESSONS) == expected
     assert key("correction", lesson, LESSONS) == key("correction", lesson, LESSONS)  # deterministic
+
+
+@pytest.mark.parametrize(("lesson", "expected"), [
+    ("Benutze immer die Abhängigkeiten aus dem Projekt", "fix.abhängigkeiten-benutz-projekt"),
+    ("Verwende Lösungsansätze mit Überprüfung", "fix.lösungsansätze-verwend-überprüfung"),
+])
+def test_an_accented_word_is_a_word_not_a_character_pair(lesson, expected):
+    """(review H1) The CJK pairs' ranking took every non-ASCII word for a pair: German keys changed on upgrade
+    (`fix.benutz-immer-projekt`), and existing patterns stopped recurring."""
+    assert key("correction", lesson, default_rules().lessons) == expected
