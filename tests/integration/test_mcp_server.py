@@ -168,7 +168,7 @@ def test_a_failing_file_system_is_a_tool_error_with_its_reason_over_stdio(ws, ne
     ws.journal.path.mkdir()
     answers, other, err = _stdio(ws.root, [("tools/call", {"name": "status", "arguments": {}})])
     text = answers[1]["result"]["content"][0]["text"]
-    assert answers[1]["result"]["isError"] and "Is a directory" in text and ".jsonl" in text, text
+    assert answers[1]["result"]["isError"] and "is a folder where kg keeps a file" in text and ".jsonl" in text, text
     assert not other and "Traceback" not in err
 
 
