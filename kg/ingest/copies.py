@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +25,6 @@ from typing import Any
 from kg.memory import logs as files
 
 PREFIX = "copying."
-_DAILY = re.compile(r"^### \S+? (\d{2}:\d{2}) - (.*)$")
 
 
 @contextmanager
@@ -117,7 +115,8 @@ def _in_day(memory: Path, line: str, when: datetime) -> bool:
         text = files.daily_log_path(memory, when).read_text("utf-8", "surrogateescape")
     except OSError:
         return False
-    m = _DAILY.match(line.rstrip("\n")) if line.count("\n") <= 1 else None
+    m = files.DAILY_LINE.match(line.rstrip("\n")) if line.count("\n") <= 1 else None
     if m is None:
         return line in text
-    return any((x := _DAILY.match(have)) is not None and x.groups() == m.groups() for have in text.splitlines())
+    return any((x := files.DAILY_LINE.match(have)) is not None and x.group(3, 4) == m.group(3, 4)
+               for have in text.splitlines())

@@ -47,6 +47,7 @@ _ENTRY_HEAD = re.compile(r"^##\s*\[([A-Za-z]+-\d{8}-[0-9A-Za-z]+)\]")
 WRITTEN = Path("memory") / ".kg" / "learnings-written"  # ids of the entries kg wrote into .learnings, a line each
 REPEATS = Path(".kg") / "repeats"  # under memory/: per day, `key<TAB>HH:MM` of each session's first daily-log line
 _DAILY = re.compile(r"^### (\S+?)(?:×(\d+))? (\d{2}:\d{2}) - (.*)$")
+DAILY_LINE = _DAILY  # a daily-log line: icon, repeat count, HH:MM, text (kg.ingest.copies reads it too)
 
 
 def copy_or_note(skipped: list[str], write: Any, *args: Any, **kwargs: Any) -> Any:

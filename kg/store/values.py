@@ -133,11 +133,11 @@ def resource_error(exc: BaseException) -> str | None:
     help, and none may be offered): None when it is not one of those."""
     text = str(exc)
     low = text.lower()
-    limited = _address_limit() is not None
+    limit = _address_limit()
     # Kùzu's reservation at open ("Mmap for size N failed") asks for the same whatever the file holds; a MemoryError
     # or a failed allocation may be a damaged file's (the repair's case) unless the process's address space is capped
-    if "mmap for size" in low or limited and (isinstance(exc, MemoryError) or "cannot allocate memory" in low):
-        limit = _address_limit()
+    allocation = isinstance(exc, MemoryError) or "cannot allocate memory" in low
+    if "mmap for size" in low or limit is not None and allocation:
         said = f"; this process's address space is limited to {limit >> 20:,} MB (`ulimit -v`)" if limit else ""
         return (f"Kùzu could not reserve the memory to open it ({text}{said}); raise the process's memory limits "
                 "(`ulimit -v`, a container's or job's memory limit) and run the command again. The file is not "
