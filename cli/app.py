@@ -229,6 +229,10 @@ def _run(argv: list[str]) -> int:
     try:
         return run_app(_command(name), argv)
     except Exception as exc:  # noqa: BLE001 - last line of defence; the library raises KgError for known cases
+        from kg.cli import output
+
+        if (failure := output.pending_failure(exc)) is not None:  # stdout full or gone, not kg's failure
+            return output.lost(failure, 0)
         if bad_input(exc):
             error_line(bad_input(exc), plain=True)
             return usage
@@ -250,6 +254,10 @@ def main() -> None:
         code = run(sys.argv[1:])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    from kg.cli import output
+
+    if (failure := output.flush()) is not None:  # what was still buffered: said now, not by Python at exit
+        code = output.lost(failure, code)
     allow_background(False)
     run_after_answer(code)
     raise SystemExit(code)

@@ -266,8 +266,13 @@ def run(argv: list[str], workspace: str | None, give_way: Callable[[str], bool] 
         _give_back(request["stdin"])
         return Outcome(root=root)
     protocol.trace("client answered")
+    failure = None
     for fd, chunk in answer.get("chunks", []):
-        _write(fd, binascii.a2b_base64(chunk))
+        failure = _write(fd, binascii.a2b_base64(chunk)) or failure
+    if failure is not None:  # as the command says it run here (cli/output.py)
+        from kg.cli import output
+
+        return Outcome(code=output.lost(failure, int(answer["code"])))
     return Outcome(code=int(answer["code"]))
 
 
@@ -405,13 +410,17 @@ def _reach(kg_dir: str, give_way: Callable[[str], bool] | None = None) -> Any:
             seen, spawned, restarts = False, now, restarts + 1
 
 
-def _write(fd: int, data: bytes) -> None:
+def _write(fd: int, data: bytes) -> OSError | None:
+    """Write the server's output; the error when standard output could not take it."""
     stream = sys.stdout if fd == 1 else sys.stderr
     try:
         stream.buffer.write(data)
         stream.flush()
-    except (OSError, ValueError, AttributeError):  # a reader that went away: the answer is its loss
+    except OSError as exc:
+        return exc if fd == 1 else None
+    except (ValueError, AttributeError):  # closed
         pass
+    return None
 
 
 def spawn(root: str | Path, *, force: bool = False, unless_stopped_since: float | None = None) -> bool:

@@ -59,3 +59,25 @@ def test_utf8_arguments_under_the_c_locale_are_read_as_utf8(ws):
     bad = subprocess.run([KG.encode(), b"-w", os.fsencode(ws.root), b"log", b"learning", b"bad \xe9 byte"],
                          capture_output=True, timeout=300, env={**os.environ, **c})
     assert bad.returncode == 2 and b"is not valid UTF-8 text" in bad.stderr, bad.stderr
+
+
+def test_stdout_that_cannot_be_written_is_said_as_such_served_or_not(ws):
+    """`kg log ... >/dev/full` said "unexpected failure: OSError: No space left on device, please report" after
+    the entry was saved (read as the workspace's disk being full and the log having failed), and `kg list >/dev/full`
+    exited 1 run here but 0, its output silently lost, when the read server answered (QA11 #3)."""
+    with open("/dev/full", "w") as full:
+        logged = _kg(ws.root, "log", "learning", "logged into a full stdout", stdout=full, stderr=subprocess.PIPE)
+        said = logged.stderr
+        assert logged.returncode == 1 and "could not write to standard output (No space left on device)" in said
+        assert "unexpected failure" not in said and "report" not in said and said.count("Error:") == 1, said
+        assert _kg(ws.root, "serve", "start", env={"KG_SERVER": "1"}, capture_output=True).returncode == 0
+        for env in ({"KG_SERVER": "1"}, {"KG_SERVER": "0"}):  # answered by the server, then here
+            r = _kg(ws.root, "list", env=env, stdout=full, stderr=subprocess.PIPE)
+            assert r.returncode == 1 and r.stderr.startswith("Error: could not write to standard output"), (env, r)
+            assert r.stderr.count("\n") == 1, r.stderr
+            if env["KG_SERVER"] == "1":  # it answered: it is still there
+                assert "Stopped" in _kg(ws.root, "serve", "stop", env=env, capture_output=True).stdout
+        j = _kg(ws.root, "status", "--json", env={"KG_SERVER": "0"}, stdout=full, stderr=subprocess.PIPE)
+        assert j.returncode == 1 and j.stderr.count("Error:") == 1 and "Exception" not in j.stderr, j.stderr
+    listed = _kg(ws.root, "list", "--json", capture_output=True)
+    assert [e["text"] for e in json.loads(listed.stdout) if e["kind"] == "event"] == ["logged into a full stdout"]
