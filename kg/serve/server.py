@@ -83,10 +83,18 @@ class Server:
     applied_at: float = 0.0  # when (monotonic) it last applied an entry
     opened_mb: float = 0.0  # its resident MB once it (last) opened the graph (kg/serve/renew.py; 0: not known)
 
-    def moved(self) -> bool:
-        """The folder it serves is gone or is another one (the workspace was removed, maybe made again at the
-        same path): its graph is not the one there, so it must not answer, drain that journal or touch a file."""
-        return bool(self.home) and _identity(self.ws.root / client.MARKER) != self.home
+    graph: tuple = ()  # (device, inode) of the graph file it holds open
+
+    def moved(self) -> str:
+        """Why it must stop at once ("" while not): the folder it serves is gone or is another one (the workspace
+        was removed, maybe made again at the same path), or its graph file was (a sync tool, a person "resetting",
+        a restore by hand; QA11 #10). Its graph is not the one there, so it must not answer, drain that journal or
+        touch a file: closing would fold its log into a new file at that path (a stub Kùzu could not open)."""
+        if self.home and _identity(self.ws.root / client.MARKER) != self.home:
+            return _MOVED
+        if self.graph and _identity(self.ws.graph_path) != self.graph:
+            return _GRAPH_GONE
+        return ""
 
     # -- one request ----------------------------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -380,14 +388,15 @@ def serve(root: Path, lock: int | None = None) -> str:
                             cache=cache, bounds=conf.renew)
             server.baseline = set(ws.__dict__)
             server.opened_mb = resident_mb()
-            server.home = _identity(kg_dir)
+            server.home, server.graph = _identity(kg_dir), _identity(ws.graph_path)
             common._served[:] = [ws]
             stack.callback(common._served.clear)
             listener = stack.enter_context(protocol.listen(kg_dir))
             protocol.trace("server listens")
             stack.callback(_unlink_own, kg_dir / protocol.SOCKET, _identity(kg_dir / protocol.SOCKET))
             why, conn = _loop(server, listener)
-            if server.moved():  # closing would checkpoint and clean up files by path: the new workspace's
+            if server.moved():  # closing would checkpoint and clean up files by path: the new workspace's, or a
+                # stub graph where one was removed (what it applied is in the journal's search index and ids)
                 _say(f"stopped: {why}")
                 os._exit(0)
             # leaving the stack: the socket goes first (new readers run on their own), then the graph closes
@@ -408,6 +417,7 @@ def serve(root: Path, lock: int | None = None) -> str:
 
 
 _MOVED = "the workspace it served was removed or replaced"
+_GRAPH_GONE = "its graph file was removed or replaced"
 
 
 def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket | None]:
@@ -424,8 +434,8 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         # A reader at the door passes the journal over once, never twice in a row: a drain applies at least one
         # record, so readers arriving back to back each wait for one record at most every other request, and
         # what agents logged is still applied (else nothing was, for as long as reads kept coming)
-        if server.moved():
-            return _MOVED, None
+        if moved := server.moved():
+            return moved, None
         if door.jammed:  # (out of descriptors: readers read alone, the next command starts a server again)
             return door.jammed, None
         if drained and not fresh and server.ws.journal.has_pending():
@@ -439,10 +449,10 @@ def _loop(server: Server, listener: socket.socket) -> tuple[str, socket.socket |
         if left <= 0 and door.kept is None:  # (a request taken in early is answered first)
             return f"idle for {server.idle_seconds:g} s", None
         got = door.next(max(0.0, min(left, TICK)))
-        if server.moved():  # (a client at the door falls back to reading alone, in the workspace there now)
+        if moved := server.moved():  # (a client at the door falls back to reading alone, in the workspace there now)
             if got is not None:
                 got[0].close()
-            return _MOVED, None
+            return moved, None
         if got is None:
             if door.jammed:
                 return door.jammed, None

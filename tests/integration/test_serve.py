@@ -299,6 +299,37 @@ def test_a_server_whose_workspace_was_removed_and_made_again_leaves_the_new_one_
         kg(served, "serve", "stop")
 
 
+def test_a_server_whose_graph_file_was_removed_stops_and_leaves_no_stub(served: Path):
+    """graph.kuzu (and its log) removed under a live server (a sync tool, a person "resetting"): the server kept
+    answering from the deleted file and applying into it, and on stop folded its log into a new 4 KB stub at the
+    path that Kùzu could not open ("unordered_map::at"; QA11 #10). It stops by itself, writes nothing there, and
+    the next command says the graph is missing and how to start it again; an entry logged meanwhile is kept."""
+    old = subprocess.Popen([KG, "-w", str(served), "serve", "run"], stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "KG_SERVER": "1"})
+    kg_dir = served / "memory" / ".kg"
+    try:
+        deadline = time.monotonic() + 300
+        while not ((kg_dir / "serve.sock").exists() and status(served).get("pid") == old.pid):
+            assert old.poll() is None and time.monotonic() < deadline, "the server did not listen"
+        for name in ("graph.kuzu", "graph.kuzu.wal"):
+            (kg_dir / name).unlink(missing_ok=True)
+        assert kg(served, "log", "learning", "logged after the graph was removed", server=False).returncode == 0
+        _, err = old.communicate(timeout=60)  # idle_seconds is 120: it must stop well before, on its own
+        assert "graph file was removed or replaced" in err, err
+        assert not list(kg_dir.glob("graph.kuzu*")), list(kg_dir.iterdir())
+        read = kg(served, "status")
+        assert read.returncode == 1 and "is missing" in read.stderr and "kg doctor --repair" in read.stderr, read
+        assert kg(served, "doctor", "--repair", server=False).returncode in (0, 1)
+        listed = kg(served, "list", "--json", server=False)
+        assert listed.returncode == 0, listed.stderr
+        assert "logged after the graph was removed" in listed.stdout and "docker group" in listed.stdout
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+        kg(served, "serve", "stop")
+
+
 def test_a_read_is_answered_in_the_workspace_zone_whoever_asks(served: Path):
     """A server started by a UTC job answered an LA shell's `--since 1h` in UTC: what was logged a moment ago
     fell 8 hours outside the window and was not found. Every process reads and writes the workspace's clock zone
