@@ -507,6 +507,33 @@ def test_chinese_from_the_same_rules():
     assert {"correction", "preference"} <= set(got)
 
 
+@pytest.mark.parametrize(("said", "kind"), [
+    # a point to keep said at the start, and the project's one way (as "Remember, ..." in English)
+    ("记住：部署脚本只在 staging 上跑。", "preference"),
+    ("记好了，这个仓库一律用 tabs。", "preference"),
+    # said before ("I've told you"): English's "I told you" is a correction's reason
+    ("我之前跟你说过，接口名要用复数。", "correction"),
+    ("说了好几遍了，别改 lockfile。", "correction"),
+    # the change broke it, said without "you"; a prohibition opening a later clause
+    ("弄坏了，把你刚才那次提交回滚掉。", "correction"),
+    ("怎么又这样，别再加注释了！", "correction"),
+    ("我明明让你只改标题，不是整页。", "correction"),
+])
+def test_chinese_said_the_ways_english_is_read(said, kind):
+    """(QA10 #3) 1 in 5 natural Chinese corrections and rules gave nothing where their English said the same:
+    "记住，…" at the start, "我说过…" (I've told you), "改坏了" (broke it), "…，别…" after a comma. Written for kg, none
+    from a labelled or test set; scored on a held-out set of 120 turns by a writer who never saw the rules."""
+    got = found(chat(("user", "帮我改一下"), ("assistant", "已经改好了。"), ("user", said)))
+    assert kind in got, (said, got)
+
+
+@pytest.mark.parametrize("said", ["今天先别发布，下周再说。", "我记得上次这样跑是好的。", "别管那个警告了，不碍事。",
+                                  "好的，我记住了。"])
+def test_chinese_one_offs_and_the_speakers_own_memory_are_no_rule(said):
+    got = found(chat(("user", "帮我改一下"), ("assistant", "要现在发布吗？"), ("user", said)))
+    assert "preference" not in got, (said, got)
+
+
 @pytest.mark.parametrize(("traditional", "simplified"), [
     ("又錯了，說過很多次了，不要用 npm！", "又错了，说过很多次了，不要用 npm！"),
     ("不對，密碼不能寫進程式碼裡！", "不对，密码不能写进代码里！"),
