@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from kg.serve import protocol
+from kg.serve import protocol, waiting
 
 TYPE_CHECKING = False  # `typing` and `pathlib` cost a client that should take tens of ms several of them
 if TYPE_CHECKING:
@@ -248,8 +248,8 @@ def run(argv: list[str], workspace: str | None, give_way: Callable[[str], bool] 
     try:
         try:
             protocol.send(sock, request)
-            answer = _answer(sock)
-        except _Stopped as stopped:  # it holds the graph and cannot answer: said at once, not after 600 s
+            answer = waiting.answer(sock, ANSWER_TIMEOUT)
+        except waiting.Stopped as stopped:  # it holds the graph and cannot answer: said at once, not after 600 s
             _give_back(request["stdin"])
             _write(2, f"Error: {stopped}\n".encode())
             from kg.cli.entry import error_document, json_asked
@@ -274,47 +274,6 @@ def run(argv: list[str], workspace: str | None, give_way: Callable[[str], bool] 
 
         return Outcome(code=output.lost(failure, int(answer["code"])))
     return Outcome(code=int(answer["code"]))
-
-
-STOPPED_LOOK = 2.0  # seconds between looks at whether a server that has not answered yet is stopped
-
-
-class _Stopped(Exception):
-    pass
-
-
-def _answer(sock: Any) -> dict:
-    """The server's answer, waited for as long as a read may take (ANSWER_TIMEOUT), unless the server is stopped
-    (SIGSTOP, Ctrl-Z on `kg serve run`, a paused container): then every read, the session-start hook's included,
-    waited the whole 600 s, and a runtime killed the hook at its own timeout (QA11 #12)."""
-    import select
-    import socket
-    import struct
-
-    try:
-        pid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
-    except (OSError, AttributeError):  # (no SO_PEERCRED: not Linux) waited for as before
-        pid = 0
-    deadline = time.monotonic() + ANSWER_TIMEOUT
-    poll = select.poll()  # (not select(): a descriptor past 1024 in a process with many files open)
-    poll.register(sock, select.POLLIN)
-    while pid and not poll.poll(max(0.0, min(STOPPED_LOOK, deadline - time.monotonic())) * 1000):
-        if time.monotonic() >= deadline:
-            raise TimeoutError("the read server did not answer")
-        if _is_stopped(pid):
-            raise _Stopped(f"the read server (pid {pid}) is stopped (a SIGSTOP, Ctrl-Z, or a paused container) and "
-                           f"holds the graph: resume it (`kill -CONT {pid}`) or end it (`kill {pid}`)")
-    return protocol.receive(sock)
-
-
-def _is_stopped(pid: int) -> bool:
-    """Whether process `pid` is stopped (Linux's /proc; elsewhere never said)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:][:1] == b"T"  # (not "t": a server under strace or gdb still answers)
 
 
 def _request(argv: list[str]) -> dict[str, Any]:
