@@ -37,10 +37,12 @@ def read_overrides(ws: Any) -> dict[str, Any]:
     rules = data.get("rules", {})
     if not isinstance(rules, dict):
         raise RulesError(f"{path}: rules must be a table of [rules.NAME] tables")
-    from kg.core.policy import packaged_names
+    from kg.core.policy import package_only, packaged_names
 
     known = packaged_names()
     for name, table in rules.items():
+        if refused := package_only(name, f"{path}: [rules.{name}]"):
+            raise refused
         if name not in known:
             raise RulesError(f"{path}: unknown table [rules.{name}]; the rule files are "
                              f"{', '.join(known)}")

@@ -195,6 +195,18 @@ def _read_toml(path: Path | None, text: str | None, source: str) -> dict[str, An
         raise RulesError(f"{source}: cannot read: {exc.strerror}") from None
 
 
+# Rule files read from the package only, whatever a workspace says: text they fold is matched against what other
+# workspaces (and a team's graph) folded, so a workspace's own table would make the same words two (QA10: a kg.toml
+# [rules.hanzi] was accepted and then ignored).
+PACKAGE_ONLY = {"hanzi": "its character table (from OpenCC) folds traditional Chinese alike in every workspace"}
+
+
+def package_only(name: str, where: str) -> RulesError | None:
+    """The error for overriding a rule file that is read from the package only, or None."""
+    why = PACKAGE_ONLY.get(name)
+    return RulesError(f"{where}: {name}.toml cannot be overridden: {why}; remove it") if why else None
+
+
 def packaged_names() -> list[str]:
     """The rule files kg ships (the names a `[rules.NAME]` table of kg.toml may override)."""
     return sorted(e.name[:-5] for e in resources.files("kg.rules").iterdir() if e.name.endswith(".toml"))
@@ -208,6 +220,8 @@ def check_rules_dir(folder: Path) -> None:
         raise RulesError(f"--rules {folder} {what}: name a folder of rule files (lifecycle.toml, reflect.toml, ...)")
     known = packaged_names()
     for path in sorted(folder.glob("*.toml")):
+        if refused := package_only(path.name[:-5], str(path)):
+            raise refused
         if path.name[:-5] not in known:
             raise RulesError(f"{path}: not a rule file kg knows; rename it to one of "
                              f"{', '.join(n + '.toml' for n in known)}, or move it out of --rules {folder}")

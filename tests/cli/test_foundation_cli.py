@@ -192,3 +192,17 @@ def test_a_rules_folder_that_is_none_or_holds_an_unknown_file_is_refused(run_kg,
         assert r.stderr.count("\n") == 1
     (tmp_path / "typo" / "lifecyle.toml").rename(tmp_path / "typo" / "lifecycle.toml")
     assert run_kg(["--rules", str(tmp_path / "typo"), "status"]).exit_code == 0
+
+
+def test_the_chinese_character_table_is_read_from_the_package_only(run_kg, tmp_path, ws):
+    """rules/hanzi.toml folds traditional Chinese alike in every workspace: a kg.toml [rules.hanzi] (or a hanzi.toml
+    in --rules) was accepted and then ignored (QA10). It is refused, saying why and what to do."""
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "hanzi.toml").write_text('[fold]\npairs = "錯错"\n', encoding="utf-8")
+    r = run_kg(["--rules", str(tmp_path / "own"), "status"])
+    assert r.exit_code == 2 and "hanzi.toml cannot be overridden" in r.stderr and "remove it" in r.stderr, r.stderr
+    toml = ws.root / "kg.toml"
+    before = toml.read_text(encoding="utf-8") if toml.exists() else ""
+    toml.write_text(before + '\n[rules.hanzi.fold]\npairs = "錯错"\n', encoding="utf-8")
+    r = run_kg(["status"])
+    assert r.exit_code == 2 and "[rules.hanzi]" in r.stderr and "cannot be overridden" in r.stderr, r.stderr
