@@ -158,7 +158,7 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                                        at), p.fields.get("session"), at) for at, p in prepared]
             learnings = [{**p.fields, "id": i} for i, (_, p) in zip(ids, prepared, strict=True)]
             # killed past the append, the next holder of the journal lock writes these copies (kg/ingest/copies.py)
-            with copies.noted(ws.kg_dir, ws.journal.path, ids, daily, learnings):
+            with copies.noted(ws.kg_dir, ws.journal.path, ids, daily, learnings) as note:
                 ws.journal.append(records)
                 if source is not None:
                     ingested.remember(ws.kg_dir, source, ids, base.isoformat(timespec="seconds"))
@@ -167,9 +167,9 @@ def log_many(ws: Any, items: Iterable[Mapping[str, Any]], *, now: datetime | str
                     days.setdefault(f"{at:%Y-%m-%d}", (at, []))[1].append((line, session))
                 # the journal holds the entries now: a file kg may not write (`check_target`) costs its copy only
                 for at, lines in days.values():  # a session's repeats fold
-                    files.copy_or_note(skipped, files.append_daily_lines, ws.memory, lines, at)
+                    note.copy(skipped, files.append_daily_lines, ws.memory, lines, at)
                 for learning in learnings:
-                    files.copy_or_note(skipped, files.append_learning, ws.root, learning)
+                    note.copy(skipped, files.append_learning, ws.root, learning)
         return ids, threaded
 
     skipped: list[str] = []

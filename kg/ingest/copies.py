@@ -13,9 +13,11 @@ the copies it names, as it may lose any copy (the graph is the source of truth; 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -27,12 +29,38 @@ from kg.memory import logs as files
 PREFIX = "copying."
 
 
+class Note:
+    """A writer's note of its copies. `copy` writes one: a copy that cannot be written now (a full disk) is said in
+    `skipped` and left to the note, which then outlives the block as an acknowledged writer's."""
+
+    def __init__(self, path: Path | None):
+        self.path, self.keep = path, False
+
+    def copy(self, skipped: list[str], write: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return files.copy_or_note(skipped, write, *args, **kwargs)
+        except OSError as exc:  # the journal holds the entry: a failure said for it would have it logged twice
+            skipped.append(f"could not write {exc.filename or 'its copy'} now "
+                           f"({'the disk is full' if exc.errno in LATER else exc.strerror or exc})"
+                           f"{'; the next kg command writes it' if exc.errno in LATER and self.path else ''}")
+            self.keep = self.keep or exc.errno in LATER
+            return None
+
+
+# Failures a copy may get past later: the disk full, a quota, an I/O error of a network mount. Any other (a folder in
+# the file's place, no rights) stays until someone acts, and the warning says what it was.
+LATER = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})
+ACKED = ".acked.json"  # a note kept by a writer whose append returned: its entries were acknowledged
+
+
 @contextmanager
 def noted(folder: Path, journal: Path, ids: list[str], daily: list[tuple[str, str | None, datetime]],
-          learnings: list[dict[str, Any]]) -> Iterator[None]:
+          learnings: list[dict[str, Any]]) -> Iterator[Note]:
     """Hold a note of the copies `ids` are about to get (the caller holds the journal lock and appends to
-    `journal` inside this block, then writes the copies); removed when the block ends normally. A block that raises
-    leaves it: the next holder writes what the journal holds and its copies lack."""
+    `journal` inside this block, then writes the copies with the yielded note's `copy`); removed when the block
+    ends normally. A block that raises leaves it: the next holder writes what the journal holds and its copies
+    lack. A copy that failed for now (a full disk) keeps it as an acknowledged writer's (`ACKED`): its entries are
+    copied by a later holder even once the journal has gone to the graph."""
     path = folder / f"{PREFIX}{os.getpid()}.{threading.get_ident()}.json"
     note = {"journal": journal.name, "ids": ids, "learnings": learnings,
             "daily": [[line, session, at.isoformat()] for line, session, at in daily]}
@@ -40,9 +68,17 @@ def noted(folder: Path, journal: Path, ids: list[str], daily: list[tuple[str, st
         path.write_text(json.dumps(note, ensure_ascii=False), "utf-8")
     except (OSError, TypeError, ValueError):  # no note (a full disk): the copies are written as before, unguarded
         path = None
-    yield  # raised past the append (a full disk, Ctrl-C): the note stays for the next holder (review M4)
-    if path is not None:
-        _unlink_note(path)
+    held = Note(path)
+    yield held  # raised past the append (a full disk, Ctrl-C): the note stays for the next holder (review M4)
+    if path is None:
+        return
+    if held.keep:
+        try:  # (a rename needs no free block: it works on the full disk that failed the copy)
+            path.rename(path.with_name(f"{path.name[:-5]}.{time.time_ns()}{ACKED}"))
+            return
+        except OSError:
+            pass
+    _unlink_note(path)
 
 
 def _unlink_note(path: Path) -> None:
@@ -60,11 +96,15 @@ def finish(folder: Path) -> list[str]:
     done: list[str] = []
     for name in names:
         path = folder / name
+        later = False
         try:
             note = json.loads(path.read_text("utf-8"))
-            done += _finish_one(folder, note)
+            finished, later = _finish_one(folder, note, acked=name.endswith(ACKED))
+            done += finished
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             pass  # a torn or unreadable note: its entries keep their graph record and any copy written
+        if later and name.endswith(ACKED):  # the disk is still full: a later holder tries again
+            continue
         try:
             path.unlink(missing_ok=True)
         except OSError:  # (a folder in its place, a read-only mount: finished again by the next holder)
@@ -72,10 +112,11 @@ def finish(folder: Path) -> list[str]:
     return done
 
 
-def _finish_one(folder: Path, note: dict[str, Any]) -> list[str]:
-    held = _journaled(folder, note["journal"], note["ids"])
+def _finish_one(folder: Path, note: dict[str, Any], *, acked: bool) -> tuple[list[str], bool]:
+    """The ids whose copies were written, and whether one could not be written for now (`LATER`)."""
+    held = set(note["ids"]) if acked else _journaled(folder, note["journal"], note["ids"])
     if not held:
-        return []
+        return [], False
     memory, root = folder.parent, folder.parent.parent
     days: dict[str, tuple[datetime, list[tuple[str, str | None]]]] = {}
     for line, session, at in note["daily"]:
@@ -83,13 +124,14 @@ def _finish_one(folder: Path, note: dict[str, Any]) -> list[str]:
         if not _in_day(memory, line, when):
             days.setdefault(f"{when:%Y-%m-%d}", (when, []))[1].append((line, session))
     skipped: list[str] = []
+    copying = Note(None)
     for when, lines in days.values():
-        files.copy_or_note(skipped, files.append_daily_lines, memory, lines, when)
+        copying.copy(skipped, files.append_daily_lines, memory, lines, when)
     written = files.learnings_written(root)
     for entry in note["learnings"]:
         if entry.get("id") in held and entry["id"] not in written:
-            files.copy_or_note(skipped, files.append_learning, root, entry)
-    return sorted(held)
+            copying.copy(skipped, files.append_learning, root, entry)
+    return sorted(held), copying.keep
 
 
 def _journaled(folder: Path, journal: str, ids: list[str]) -> set[str]:

@@ -66,12 +66,12 @@ def log(ws: Workspace, kind: str, summary: str, *, now: datetime | str | None = 
             (entry_id,) = ws.journal.allocate(ws.policy.entry_prefix[kind], f"{at:%Y%m%d}")
             learning = {**f, "id": entry_id}
             # killed past the append, the next holder of the journal lock writes these copies (kg/ingest/copies.py)
-            with copies.noted(ws.kg_dir, ws.journal.path, [entry_id], [(line, f.get("session"), at)], [learning]):
+            with copies.noted(ws.kg_dir, ws.journal.path, [entry_id], [(line, f.get("session"), at)],
+                              [learning]) as note:
                 inode = ws.journal.append([{"op": "log", "id": entry_id, "fields": f, **since,
                                             "redacted": list(prepared.redactions), "link": bool(link)}])
-                daily = files.copy_or_note(skipped, files.append_daily, ws.memory, line, at,
-                                           session=f.get("session"))
-                files.copy_or_note(skipped, files.append_learning, ws.root, learning)
+                daily = note.copy(skipped, files.append_daily, ws.memory, line, at, session=f.get("session"))
+                note.copy(skipped, files.append_learning, ws.root, learning)
         return entry_id, inode, daily
 
     skipped: list[str] = []

@@ -53,7 +53,7 @@ DAILY_LINE = _DAILY  # a daily-log line: icon, repeat count, HH:MM, text (kg.ing
 def copy_or_note(skipped: list[str], write: Any, *args: Any, **kwargs: Any) -> Any:
     """An entry's readable copy written by `write` (its result), or None with the reason added to `skipped` when
     the file is one kg may not write (`check_target`): the journal already holds the entry, so that costs the copy
-    only, never the entry."""
+    only, never the entry. (A copy that cannot be written now, a full disk: kg/ingest/copies.py `Note.copy`.)"""
     try:
         return write(*args, **kwargs)
     except UnusableFile as exc:
@@ -75,6 +75,9 @@ def append_text(path: Path, text: str, *, header: str = "", sync: bool = False, 
         os.write(fd, data.encode("utf-8"))
         if sync:
             os.fsync(fd)
+    except OSError as exc:  # (a write on a descriptor names no file: the message would not say which)
+        exc.filename = exc.filename or str(path)
+        raise
     finally:
         os.close(fd)
 

@@ -101,7 +101,9 @@ def test_a_log_killed_before_the_repeats_index_still_folds_the_next_repeats(ws, 
 
 def test_a_copy_that_failed_after_the_append_is_written_by_the_next_command(ws, run_kg, monkeypatch):
     """(review M4) A writer that raised after the journal's fsync (a full disk at the daily log, Ctrl-C) removed its
-    note on the way out: the entry reached the graph, its daily-log line never came."""
+    note on the way out: the entry reached the graph, its daily-log line never came. And (QA10) `kg log` said it
+    failed, exit 1, for an entry the journal held: a caller would log it twice. It is acknowledged with a warning;
+    its note is kept as an acknowledged writer's, so the copy comes once the disk has room, after the drain too."""
     import errno
 
     from kg.memory import logs
@@ -111,7 +113,11 @@ def test_a_copy_that_failed_after_the_append_is_written_by_the_next_command(ws, 
 
     monkeypatch.setattr(logs, "append_daily_lines", full)
     r = run_kg(f"log error 'make build failed: no bar.h' --now {NOW[:-3]}")
-    assert r.exit_code == 1, r.stderr
+    # the entry is acknowledged: exit 0 and its id (exit 1 "nothing half-written was kept" had it logged twice)
+    assert r.exit_code == 0 and "ERR-20260320-001" in r.stdout, r.stderr
+    assert "could not write memory/2026-03-20.md now (the disk is full); the next kg command writes it" in r.stderr
+    assert run_kg("list --json").exit_code == 0  # a drain, a sweep: the copy fails again and its note stays
+    assert len(list((ws.root / "memory" / ".kg").glob("copying.*.acked.json"))) == 1
     monkeypatch.undo()
     assert run_kg(f"log learning 'after the disk was freed' --now {NOW[:-3]}").exit_code == 0
     assert day(ws.root) == ["### ❌ 10:00 - Error: make build failed: no bar.h",
