@@ -534,6 +534,29 @@ def test_chinese_one_offs_and_the_speakers_own_memory_are_no_rule(said):
     assert "preference" not in got, (said, got)
 
 
+@pytest.mark.parametrize(("said", "kind"), [
+    ("ok, and for future commits: sign them off, please.", "preference"),
+    ("Fine. As a standing rule, no emojis in log messages.", "preference"),
+    ("nope - read STYLEGUIDE.md before touching the css", "correction"),
+    ("broke the login page", "correction"),
+    ("so where are the tests?", "correction"),
+    ("it would be really useful if you could open the browser yourself", "feature_request"),
+])
+def test_english_as_other_users_write_it(said, kind):
+    """Written for kg, none from a labelled or test set; scored on a held-out half of 160 turns by a writer who
+    never saw the rules (bench/reflect_fresh.py)."""
+    got = found(chat(("user", "fix the signup form"), ("assistant", "Done: the form is fixed and committed."),
+                     ("user", said)))
+    assert kind in got, (said, got)
+
+
+@pytest.mark.parametrize("said", ["don't deploy yet, let me check the numbers", "do you remember which port we chose?",
+                                  "I remember it built fine on Monday, what changed?"])
+def test_a_hold_for_now_and_a_question_of_memory_are_no_correction(said):
+    got = found(chat(("user", "fix the signup form"), ("assistant", "Shall I deploy it now?"), ("user", said)))
+    assert "correction" not in got and "preference" not in got, (said, got)
+
+
 @pytest.mark.parametrize(("traditional", "simplified"), [
     ("又錯了，說過很多次了，不要用 npm！", "又错了，说过很多次了，不要用 npm！"),
     ("不對，密碼不能寫進程式碼裡！", "不对，密码不能写进代码里！"),
