@@ -276,6 +276,9 @@ HAND = {
                              "negative_question": 0.8, "fact_after_cannot": 1.0,
                              # a question that only asks, or a request for new work, brings no fact
                              "asks_info": -0.5, "requests": -0.5,
+                             # a fact of the project's own world said plainly (where it lives, what it lacks, the
+                             # version it is on), more so in answer to the agent's question (fresh sets: 0 found before)
+                             "project_fact": 2.2, "asks": 0.3,
                              # a question in the runtime's ask-only mode, or a fix of the user's own slip
                              "ask_mode": -0.8, "self_corrects": -1.0}),
     # A capability or an option asked for, when the session showed the lack: a tool failed, or the agent said it

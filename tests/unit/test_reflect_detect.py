@@ -557,6 +557,26 @@ def test_a_hold_for_now_and_a_question_of_memory_are_no_correction(said):
     assert "correction" not in got and "preference" not in got, (said, got)
 
 
+@pytest.mark.parametrize(("asked", "said"), [
+    ("Where are the feature flags defined?", "they live in Unleash, the repo only reads them"),
+    ("Can I call the billing API from the worker?", "no, the worker has no outbound network. it goes via the gateway"),
+    ("Which Python should the Dockerfile use?", "the build boxes are still on 3.9, so 3.9"),
+    ("测试环境在哪里？", "测试环境部署在 k8s 的 staging 命名空间里，没有外网。"),
+])
+def test_a_fact_of_the_projects_own_world_is_knowledge_the_agent_lacked(asked, said):
+    """A knowledge gap was never found on fresh turns (0 of 25 English, 0 of 18 Chinese): a fact of the project said
+    plainly (where a thing lives, what a machine lacks, the version it is on) in answer to the agent's question."""
+    got = found(chat(("user", "set up the service"), ("assistant", asked), ("user", said)))
+    assert "knowledge_gap" in got, (said, got)
+
+
+@pytest.mark.parametrize("said", ["run it on the staging box please", "looks good, ship it to 3.9 users first",
+                                  "部署到测试环境吧"])
+def test_an_order_or_a_go_ahead_is_no_fact(said):
+    got = found(chat(("user", "set up the service"), ("assistant", "Shall I deploy it?"), ("user", said)))
+    assert "knowledge_gap" not in got, (said, got)
+
+
 @pytest.mark.parametrize(("traditional", "simplified"), [
     ("又錯了，說過很多次了，不要用 npm！", "又错了，说过很多次了，不要用 npm！"),
     ("不對，密碼不能寫進程式碼裡！", "不对，密码不能写进代码里！"),
