@@ -42,7 +42,7 @@ class Note:
         except OSError as exc:  # the journal holds the entry: a failure said for it would have it logged twice
             skipped.append(f"could not write {exc.filename or 'its copy'} now "
                            f"({'the disk is full' if exc.errno in LATER else exc.strerror or exc})"
-                           f"{'; the next kg command writes it' if exc.errno in LATER and self.path else ''}")
+                           f"{'; kg writes it once the disk has room' if exc.errno in LATER and self.path else ''}")
             self.keep = self.keep or exc.errno in LATER
             return None
 
@@ -129,7 +129,8 @@ def _finish_one(folder: Path, note: dict[str, Any], *, acked: bool) -> tuple[lis
         copying.copy(skipped, files.append_daily_lines, memory, lines, when)
     written = files.learnings_written(root)
     for entry in note["learnings"]:
-        if entry.get("id") in held and entry["id"] not in written:
+        there = entry.get("id") in written or (acked and files.learning_in_file(root, entry))  # (written, its id
+        if entry.get("id") in held and not there:  # not noted: a full disk between the two)
             copying.copy(skipped, files.append_learning, root, entry)
     return sorted(held), copying.keep
 

@@ -72,7 +72,15 @@ def append_text(path: Path, text: str, *, header: str = "", sync: bool = False, 
         data = text
         if header and os.fstat(fd).st_size == 0:
             data = header + text
-        os.write(fd, data.encode("utf-8"))
+        before, whole = os.fstat(fd).st_size, data.encode("utf-8")
+        left = memoryview(whole)
+        try:
+            while left:  # a nearly full disk takes part of a write and says nothing: the rest fails, or goes
+                left = left[os.write(fd, left):]
+        except OSError:
+            if left.nbytes < len(whole) and os.fstat(fd).st_size == before + len(whole) - left.nbytes:
+                os.ftruncate(fd, before)  # no torn line is left (unless another writer appended after it)
+            raise
         if sync:
             os.fsync(fd)
     except OSError as exc:  # (a write on a descriptor names no file: the message would not say which)
@@ -307,6 +315,16 @@ def _note_written(root: Path, ids: Iterable[str]) -> None:
     lines = "".join(f"{i}\n" for i in ids)
     if lines:
         append_text(root / WRITTEN, lines)
+
+
+def learning_in_file(root: Path, entry: dict[str, Any]) -> bool:
+    """Whether the entry's `.learnings` file names its id: written, or a repeat folded into an earlier entry (a
+    copy whose id could not be noted after it was written, the disk full, is there all the same)."""
+    try:
+        path = root / LEARNINGS_DIR / LEARNINGS_FILES[entry["entry_type"]]
+        return f"[{entry['id']}]".encode() in path.read_bytes()
+    except (OSError, KeyError):
+        return False
 
 
 def learnings_written(root: Path) -> set[str]:
