@@ -224,7 +224,8 @@ def check_rules_dir(folder: Path) -> None:
             raise refused
         if path.name[:-5] not in known:
             raise RulesError(f"{path}: not a rule file kg knows; rename it to one of "
-                             f"{', '.join(n + '.toml' for n in known)}, or move it out of --rules {folder}")
+                             f"{', '.join(n + '.toml' for n in known if n not in PACKAGE_ONLY)}, or move it out of "
+                             f"--rules {folder}")
 
 
 def packaged(name: str) -> dict[str, Any]:
