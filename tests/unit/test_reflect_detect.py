@@ -551,7 +551,11 @@ def test_english_as_other_users_write_it(said, kind):
 
 
 @pytest.mark.parametrize("said", ["don't deploy yet, let me check the numbers", "do you remember which port we chose?",
-                                  "I remember it built fine on Monday, what changed?"])
+                                  "I remember it built fine on Monday, what changed?",
+                                  "Where's the best place to put this helper?", "Broke my head over this, but ok.",
+                                  "I have said enough, just go ahead.", "I've asked a colleague, he agrees.",
+                                  "我说过的那个方案你觉得怎么样？", "帮我修坏了的测试",
+                                  "Make it look nice for the future users of the app."])
 def test_a_hold_for_now_and_a_question_of_memory_are_no_correction(said):
     got = found(chat(("user", "fix the signup form"), ("assistant", "Shall I deploy it now?"), ("user", said)))
     assert "correction" not in got and "preference" not in got, (said, got)
@@ -571,7 +575,12 @@ def test_a_fact_of_the_projects_own_world_is_knowledge_the_agent_lacked(asked, s
 
 
 @pytest.mark.parametrize("said", ["run it on the staging box please", "looks good, ship it to 3.9 users first",
-                                  "部署到测试环境吧"])
+                                  "部署到测试环境吧",
+                                  # (the review's false alarms of the new signals: a relative clause of an order, how
+                                  # fast it runs, a layout, a question, an order with 把, the plan I mentioned)
+                                  "Make the function that lives in utils.py faster.",
+                                  "The function runs in O(n) time, nice.", "The button should sit on the left.",
+                                  "这个函数放在 utils.py 里比较好吗？", "把数据迁移到新表里"])
 def test_an_order_or_a_go_ahead_is_no_fact(said):
     got = found(chat(("user", "set up the service"), ("assistant", "Shall I deploy it?"), ("user", said)))
     assert "knowledge_gap" not in got, (said, got)
