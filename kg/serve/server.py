@@ -298,6 +298,32 @@ def _identity(path: Path) -> tuple:
     return (st.st_dev, st.st_ino)
 
 
+def _set_aside_own_log(graph: Path) -> None:
+    """The graph file was removed or replaced under the server: the write-ahead log beside it, when it is the one
+    this process holds open (Kùzu keeps it open), belongs to the graph that is gone; replayed onto a file put back
+    in its place, it would mix the two graphs unseen. It is kept aside, named for what it is; a log put back with
+    the file (another inode) is left alone."""
+    wal = graph.with_name(graph.name + ".wal")
+    at = _identity(wal)
+    if not at:
+        return
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:  # (not Linux: left as it was)
+        return
+    for fd in fds:
+        try:
+            st = os.fstat(int(fd))
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) == at:
+            try:
+                os.replace(wal, wal.with_name(f"{wal.name}.of-a-removed-graph-{time.strftime('%Y%m%d-%H%M%S')}"))
+            except OSError:
+                pass
+            return
+
+
 def _unlink_own(path: Path, own: tuple) -> None:
     """Remove the socket only if it is still the one this server made (not a later server's at that path)."""
     if own and _identity(path) == own:
@@ -397,6 +423,8 @@ def serve(root: Path, lock: int | None = None) -> str:
             why, conn = _loop(server, listener)
             if server.moved():  # closing would checkpoint and clean up files by path: the new workspace's, or a
                 # stub graph where one was removed (what it applied is in the journal's search index and ids)
+                if why == _GRAPH_GONE:
+                    _set_aside_own_log(ws.graph_path)
                 _say(f"stopped: {why}")
                 os._exit(0)
             # leaving the stack: the socket goes first (new readers run on their own), then the graph closes

@@ -330,6 +330,42 @@ def test_a_server_whose_graph_file_was_removed_stops_and_leaves_no_stub(served: 
         kg(served, "serve", "stop")
 
 
+def test_a_graph_replaced_under_the_server_is_not_mixed_with_its_log(served: Path, tmp_path: Path):
+    """An older copy of graph.kuzu put back under a live server (a restore by hand): the server's own write-ahead log
+    stayed beside it and the next open replayed it onto the copy, mixing the two graphs unseen (review). The server
+    sets its own log aside as it stops; the copy opens as it was."""
+    kg_dir = served / "memory" / ".kg"
+    copy = tmp_path / "copy.kuzu"
+    import shutil
+
+    assert kg(served, "serve", "start").returncode == 0
+    assert kg(served, "serve", "stop").returncode == 0  # a server folds its log into the graph as it stops
+    assert not (kg_dir / "graph.kuzu.wal").exists() or (kg_dir / "graph.kuzu.wal").stat().st_size == 0
+    shutil.copy2(kg_dir / "graph.kuzu", copy)  # the graph as it is now, whole in its file: four entries
+    old = subprocess.Popen([KG, "-w", str(served), "serve", "run"], stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "KG_SERVER": "1"})
+    try:
+        deadline = time.monotonic() + 300
+        while not ((kg_dir / "serve.sock").exists() and status(served).get("pid") == old.pid):
+            assert old.poll() is None and time.monotonic() < deadline, "the server did not listen"
+        assert kg(served, "log", "learning", "applied by the server into the graph it holds",
+                  server=False).returncode == 0
+        while "applied by the server" not in kg(served, "list", "--json").stdout:  # (served: it applied it)
+            assert time.monotonic() < deadline, "the server did not apply the entry"
+        assert (kg_dir / "graph.kuzu.wal").exists()
+        os.replace(copy, kg_dir / "graph.kuzu")  # the older copy put back, by hand
+        _, err = old.communicate(timeout=60)
+        assert "graph file was removed or replaced" in err, err
+        assert not (kg_dir / "graph.kuzu.wal").exists() and list(kg_dir.glob("graph.kuzu.wal.of-a-removed-graph-*"))
+        listed = kg(served, "list", "--json", server=False)
+        assert listed.returncode == 0 and "docker group" in listed.stdout, listed.stderr
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+        kg(served, "serve", "stop")
+
+
 def test_a_read_is_answered_in_the_workspace_zone_whoever_asks(served: Path):
     """A server started by a UTC job answered an LA shell's `--since 1h` in UTC: what was logged a moment ago
     fell 8 hours outside the window and was not found. Every process reads and writes the workspace's clock zone
