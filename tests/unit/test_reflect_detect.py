@@ -518,6 +518,9 @@ def test_chinese_from_the_same_rules():
     ("弄坏了，把你刚才那次提交回滚掉。", "correction"),
     ("怎么又这样，别再加注释了！", "correction"),
     ("我明明让你只改标题，不是整页。", "correction"),
+    # a short "X 呢？" after the agent said it was done ("so where are the tests?"), and still using a named thing
+    ("接口文档呢？", "correction"),
+    ("怎么还在用 lodash，不是说换成原生的吗", "correction"),
 ])
 def test_chinese_said_the_ways_english_is_read(said, kind):
     """(QA10 #3) 1 in 5 natural Chinese corrections and rules gave nothing where their English said the same:
@@ -528,7 +531,7 @@ def test_chinese_said_the_ways_english_is_read(said, kind):
 
 
 @pytest.mark.parametrize("said", ["今天先别发布，下周再说。", "我记得上次这样跑是好的。", "别管那个警告了，不碍事。",
-                                  "好的，我记住了。"])
+                                  "好的，我记住了。", "然后呢？", "那你呢？", "还用说吗，当然要测。"])
 def test_chinese_one_offs_and_the_speakers_own_memory_are_no_rule(said):
     got = found(chat(("user", "帮我改一下"), ("assistant", "要现在发布吗？"), ("user", said)))
     assert "preference" not in got, (said, got)
