@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from kg.reflect import default_rules
@@ -100,7 +99,6 @@ def main() -> None:
             print(f"  {'class':16}" + "".join(f"{t:>18}" for t, _ in trees))
             for k in (*CLASSES, "anything"):
                 print(f"  {k:16}" + "".join(f"{f1(*got[t][k]):>18}" for t, _ in trees))
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def read_overrides(ws: Any) -> dict[str, Any]:
     rules = data.get("rules", {})
     if not isinstance(rules, dict):
         raise RulesError(f"{path}: rules must be a table of [rules.NAME] tables")
-    from kg.core.policy import PACKAGE_ONLY, package_only, packaged_names
+    from kg.core.policy import overridable, package_only, packaged_names
 
     known = packaged_names()
     for name, table in rules.items():
@@ -45,7 +45,7 @@ def read_overrides(ws: Any) -> dict[str, Any]:
             raise refused
         if name not in known:
             raise RulesError(f"{path}: unknown table [rules.{name}]; the rule files are "
-                             f"{', '.join(n for n in known if n not in PACKAGE_ONLY)}")
+                             f"{', '.join(overridable())}")
         if not isinstance(table, dict):
             raise RulesError(f"{path}: rules.{name} must be a table ([rules.{name}])")
     return rules

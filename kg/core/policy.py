@@ -208,8 +208,14 @@ def package_only(name: str, where: str) -> RulesError | None:
 
 
 def packaged_names() -> list[str]:
-    """The rule files kg ships (the names a `[rules.NAME]` table of kg.toml may override)."""
+    """The rule files kg ships (the names a `[rules.NAME]` table of kg.toml may name: `overridable` those it may
+    override)."""
     return sorted(e.name[:-5] for e in resources.files("kg.rules").iterdir() if e.name.endswith(".toml"))
+
+
+def overridable() -> list[str]:
+    """The rule files a workspace may override (kg.toml `[rules.NAME]`, `--rules DIR`): all but `PACKAGE_ONLY`."""
+    return [n for n in packaged_names() if n not in PACKAGE_ONLY]
 
 
 def check_rules_dir(folder: Path) -> None:
@@ -224,8 +230,7 @@ def check_rules_dir(folder: Path) -> None:
             raise refused
         if path.name[:-5] not in known:
             raise RulesError(f"{path}: not a rule file kg knows; rename it to one of "
-                             f"{', '.join(n + '.toml' for n in known if n not in PACKAGE_ONLY)}, or move it out of "
-                             f"--rules {folder}")
+                             f"{', '.join(n + '.toml' for n in overridable())}, or move it out of --rules {folder}")
 
 
 def packaged(name: str) -> dict[str, Any]:

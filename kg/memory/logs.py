@@ -69,10 +69,8 @@ def append_text(path: Path, text: str, *, header: str = "", sync: bool = False, 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, mode)
     try:
-        data = text
-        if header and os.fstat(fd).st_size == 0:
-            data = header + text
-        before, whole = os.fstat(fd).st_size, data.encode("utf-8")
+        before = os.fstat(fd).st_size
+        whole = (header + text if header and before == 0 else text).encode("utf-8")
         left = memoryview(whole)
         try:
             while left:  # a nearly full disk takes part of a write and says nothing: the rest fails, or goes

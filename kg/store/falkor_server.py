@@ -81,6 +81,11 @@ def _answer(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bytes:
         return b""
 
 
+def _resp(*args: bytes) -> bytes:
+    """A command in the Redis protocol's array form (no client library needed)."""
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
 GRAPH_READY_S = 15.0  # how long a fresh server's first graph query may take before it counts as stuck
 
 
@@ -89,8 +94,7 @@ def _graph_answers(port: int, timeout: float = GRAPH_READY_S) -> bool:
     FalkorDB server now and then took a first query and never answered it (stop 59: a CREATE, 60 s; ci38: the
     migrations' MATCH), while its PING was fine: a probe on a graph of its own, deleted after."""
     probe = b"kg:ready-probe"
-    query = b"*3\r\n$11\r\nGRAPH.QUERY\r\n$%d\r\n%s\r\n$8\r\nRETURN 1\r\n" % (len(probe), probe)
-    delete = b"*2\r\n$12\r\nGRAPH.DELETE\r\n$%d\r\n%s\r\n" % (len(probe), probe)
+    query, delete = _resp(b"GRAPH.QUERY", probe, b"RETURN 1"), _resp(b"GRAPH.DELETE", probe)
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
             s.sendall(query)
