@@ -448,8 +448,7 @@ def _restore(ws: Any, report: DoctorReport) -> None:
         report.add("graph", "error", f"{said}; restoring them failed ({exc}): {sideindex.FILE} is kept as it is, "
                    "run `kg doctor` again")
         return
-    report.add("graph", "repaired", f"{said}: {done}; their links (to similar entries, an event's pattern) are "
-               "not in the index and were not restored")
+    report.add("graph", "repaired", f"{said}: {done}")
     try:
         with ws.store() as st:
             found = _search_index(ws, st, False)

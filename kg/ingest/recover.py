@@ -1,12 +1,13 @@
 """Entries back from memory search's side file (`memory/.kg/search.sqlite`) when the graph cannot be opened.
 
 The side file keeps a row per node (id, kind, entry type, text, details, category, priority, status, session,
-tags, context, time; area and action in its state table; a pattern's key): a graph file that Kùzu cannot open
+tags, context, time; area and action in its state table; its Pattern-Key): a graph file that Kùzu cannot open
 any more (`truncate -s 100000 graph.kuzu`) still has its nodes there. `kg doctor --repair` writes them as a trail
-(the format `kg export trail` writes) and imports it into the new graph, as it imports the workspace's own trail.
-The edges are not in the side file. The auto links intake makes (`related_to` and the other typed links between
-similar entries, kg/graph/linking.py) are made again for the restored entries, as `kg link auto` makes them; an
-event's pattern is not (the side file keeps a pattern's key, not its events'), and the report says so.
+(the format `kg export trail` writes) and imports it into the new graph, as it imports the workspace's own trail:
+each event with its key goes back into its pattern, which counts its occurrences as before. The edges are not in
+the side file. The auto links intake makes (`related_to` and the other typed links between similar entries,
+kg/graph/linking.py) are made again for the restored entries, as `kg link auto` makes them; edges added by hand are
+not, and the report says so.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from typing import Any
 from kg.core import clock
 from kg.core.errors import KgError
 
-# the state table holds what changes after a node is made (status, priority): newer than the node row's copy
+# the state table holds what changes after a node is made (status, priority): newer than the node row's copy;
+# `nodekey` each node's current Pattern-Key (a file an older kg wrote has only `pkey`, its patterns' keys)
 _ROWS = ("SELECT n.id, n.kind, n.entry_type, n.text, n.details, n.category, coalesce(s.priority, n.priority) AS "
          "priority, coalesce(s.status, n.status) AS status, n.session, "
-         "n.tags, n.context, n.created_at, s.area, s.action, s.source, k.key AS pattern_key FROM node n "
-         "LEFT JOIN state s ON s.pos = n.pos LEFT JOIN pkey k ON k.pos = n.pos ORDER BY n.pos")
+         "n.tags, n.context, n.created_at, s.area, s.action, s.source, {key} AS pattern_key "
+         "FROM node n LEFT JOIN state s ON s.pos = n.pos LEFT JOIN pkey k ON k.pos = n.pos {join}ORDER BY n.pos")
+_KEYED = _ROWS.format(key="coalesce(e.key, k.key)", join="LEFT JOIN nodekey e ON e.pos = n.pos ")
+_OLDER = _ROWS.format(key="k.key", join="")
 
 
 def _tags(value: Any) -> list[str]:
@@ -46,7 +50,8 @@ def nodes_of(side: Path) -> list[dict[str, Any]]:
     try:
         with closing(sqlite3.connect(f"file:{side}?mode=ro", uri=True, timeout=30.0)) as db:
             db.row_factory = sqlite3.Row
-            rows = [dict(r) for r in db.execute(_ROWS)]
+            keyed = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodekey'").fetchone() is not None
+            rows = [dict(r) for r in db.execute(_KEYED if keyed else _OLDER)]
     except sqlite3.Error:
         return []
     out = []
@@ -101,8 +106,8 @@ def restore(ws: Any, nodes: list[dict[str, Any]]) -> str:
 def relink(ws: Any, nodes: list[dict[str, Any]]) -> str:
     """Make again the auto links intake made for `nodes` (restored from the side file, which keeps no edge): the
     keyword counts linking ranks by recounted (`kg link reindex`), then each entry linked in the order it was made
-    (`kg link auto`: existing edges kept, none duplicated). About 40 ms an entry. What cannot be made again is
-    said: an event's pattern (the side file keeps a pattern's key, not its events'), and manual edges."""
+    (`kg link auto`: existing edges kept, none duplicated). About 40 ms an entry. The import put each event with
+    a Pattern-Key back into its pattern; what cannot be made again is said: edges added by hand."""
     from kg.graph import linking
 
     entries = sorted((n for n in nodes if n["kind"] != "pattern"), key=lambda n: (n.get("created_at") or "", n["id"]))
@@ -116,11 +121,10 @@ def relink(ws: Any, nodes: list[dict[str, Any]]) -> str:
                 made += len(linking.link_node(st, n["id"], rules, now=at))
             except KgError:
                 continue  # not imported (the import's report says why)
-    events = sum(1 for n in entries if n["kind"] == "event")
-    lost = (f"; not restored: the pattern each of the {events} restored event(s) belonged to (search.sqlite keeps "
-            "a pattern's key, not an event's: each pattern counts again from its next occurrence)" if events else "")
+    keyed = sum(1 for n in entries if n["kind"] == "event" and n.get("pattern_key"))
+    back = f"; {keyed} restored event(s) back in their pattern by its key" if keyed else ""
     return (f"made {made} auto link(s) again between the {len(entries)} restored entr(y/ies), as `kg link auto` "
-            f"makes them{lost}; edges added by hand (`kg edge add`) are not restored")
+            f"makes them{back}; edges added by hand (`kg edge add`) are not restored")
 
 
 def reimport(ws: Any, first: list[Any] | None = None, *, own: bool = True) -> str:
@@ -150,8 +154,8 @@ def start_over(ws: Any, exc: Exception, repair: bool) -> tuple[str, str]:
         held = len(nodes_of(side)) if side.is_file() else 0
         return ("error", f"{cause}. Run `kg doctor --repair`: it keeps the file aside and starts a new "
                 f"graph with the {held} node(s) memory search's index ({side.name}) still holds and the "
-                "workspace's trail and .learnings/ (their auto links made again; an event's pattern, edges added by "
-                "hand, and what is in none of them, are lost)")
+                "workspace's trail and .learnings/ (their auto links made again, each event back in its pattern; "
+                "edges added by hand, and what is in none of them, are lost)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     recovered = ws.kg_dir / f"recovered-{stamp}.trail.json"
     nodes = nodes_of(side) if side.is_file() else []

@@ -11,9 +11,10 @@ its tables, their form (`version`), and one open file's writes and reads (`SideI
   ones are in `state`), with indexes on (session, created_at) and (created_at),
   so a session's members, a window of dates and the newest entries are index range reads;
 - `state`, `dirty`: what changes on a node after it is created, kept current (kg/store/sidestate.py);
-- `pkey`: each pattern's Pattern-Key (a pattern's key never changes after it is created; an event's does, and is
-  not kept), indexed, so that a key no pattern has is known absent without reading the node table
-  (kg/store/sidekeys.py).
+- `pkey`: each pattern's Pattern-Key (a pattern's key never changes after it is created), indexed, so that a key
+  no pattern has is known absent without reading the node table (kg/store/sidekeys.py);
+- `nodekey`: each node's Pattern-Key kept current (an event's changes when it joins or leaves a pattern), as
+  `state` is (kg/store/sidestate.py): the pattern a restored event goes back into (kg/ingest/recover.py).
 
 `remove` takes rows out and leaves none of their bytes in the file (secure_delete, FTS5 optimize, VACUUM).
 """
@@ -33,7 +34,10 @@ from kg.store import linkpost, sidestate
 from kg.store.linktext import link_text
 
 FILE = "search.sqlite"
-VERSION = "7"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+VERSION = "8"  # a side file of another version (or stopword list: `version()`) is rebuilt (5: `lpost`)
+# 8: `nodekey`. A file of version 6 or 7 is brought to 8 in place (kg/store/sidekeys.py: the keys read from the
+# graph once); an older kg rebuilds a file of version 8 as its own 7, leaving `nodekey` as it was, which this kg
+# then fills again as a file of version 7
 # 7: `pkey`. A file of version 6 with the same stopwords is brought to 7 in place (kg/store/sidekeys.py: its
 # patterns' keys, read from the graph once), not rebuilt; an older kg rebuilds a file of version 7 as its own 6
 # 6: `state` (kg/store/sidestate.py). An older kg changes a node's status without telling this file, so it must
@@ -211,6 +215,7 @@ class SideIndex:
                 self.db.execute("DELETE FROM node WHERE pos = ?", (found[0],))
                 self.db.execute("DELETE FROM state WHERE pos = ?", (found[0],))
                 self.db.execute("DELETE FROM pkey WHERE pos = ?", (found[0],))
+                self.db.execute("DELETE FROM nodekey WHERE pos = ?", (found[0],))
                 gone += 1
             self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
             self.db.execute("COMMIT")

@@ -193,7 +193,7 @@ def _sync_nodes(st: Any, side: SideIndex, created: list[dict[str, Any]], rebuild
         raise GraphLacks(f"{FILE} holds {have} node(s), the last of them {last}, which the graph lacks: run "
                          "`kg doctor` to restore them")
     if not rebuild:
-        sidekeys.upgrade(st, side)  # a file of version 6: its patterns' keys added in place, not rebuilt
+        sidekeys.upgrade(st, side)  # a file of version 6 or 7: brought to this one in place, not rebuilt
     rebuild = rebuild or side.meta("version") != version()
     # the side index's last node is where it was: what it holds is the graph's first `have` nodes
     kept = not rebuild and 0 < have <= count and last_pos == have - 1

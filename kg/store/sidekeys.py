@@ -18,6 +18,8 @@ from kg.store.sidefile import SideIndex, version
 
 _KEYS = ("MATCH (p:Node) WHERE p.kind = 'pattern' AND coalesce(p.pattern_key, '') <> '' AND offset(ID(p)) < $stop "
          "RETURN offset(ID(p)) AS pos, p.pattern_key AS key")
+_NODE_KEYS = ("MATCH (n:Node) WHERE coalesce(n.pattern_key, '') <> '' AND offset(ID(n)) < $stop "
+              "RETURN offset(ID(n)) AS pos, n.kind AS kind, n.pattern_key AS key")
 
 
 def pattern_ids(st: Any, key: str) -> list[str] | None:
@@ -55,14 +57,20 @@ def _ids(side: SideIndex, key: str) -> list[str] | None:
 
 
 def upgrade(st: Any, side: SideIndex) -> bool:
-    """A file of version 6 (with this kg's stopwords) brought to 7 in place, inside the caller's transaction: the
-    keys of the patterns among the nodes it holds, read from the graph once (a catch-up then adds the rest as
-    usual). False when the file is not of version 6."""
-    if side.meta("version") != version("6"):
+    """A file of version 6 or 7 (with this kg's stopwords) brought to this version in place, inside the caller's
+    transaction, from one read of the graph: 6 gets the keys of the patterns among the nodes it holds (`pkey`),
+    6 and 7 every such node's key (`nodekey`; an older kg's rebuild may have left this kg's rows at other
+    positions). A catch-up then adds the nodes it lacks as usual. False when the file is of neither version."""
+    found = side.meta("version")
+    if found not in (version("6"), version("7")):
         return False
     have, _ = side.stamp()
-    side.db.execute("DELETE FROM pkey")
-    rows = st._execute_raw(_KEYS, {"stop": have})
-    side.db.executemany("INSERT OR REPLACE INTO pkey VALUES (?, ?)", [(r["pos"], r["key"]) for r in rows])
+    rows = st._execute_raw(_NODE_KEYS, {"stop": have})
+    if found == version("6"):
+        side.db.execute("DELETE FROM pkey")
+        side.db.executemany("INSERT OR REPLACE INTO pkey VALUES (?, ?)",
+                            [(r["pos"], r["key"]) for r in rows if r["kind"] == "pattern"])
+    side.db.execute("DELETE FROM nodekey")
+    side.db.executemany("INSERT OR REPLACE INTO nodekey VALUES (?, ?)", [(r["pos"], r["key"]) for r in rows])
     side.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version(),))
     return True

@@ -1,5 +1,7 @@
 """What changes on a node after it is created, kept in the side index (issue 17): the `state` table of
-`memory/.kg/search.sqlite` holds every node's priority, status, pinning, reinforcement, area, action and source.
+`memory/.kg/search.sqlite` holds every node's priority, status, pinning, reinforcement, area, action and source,
+and the table `nodekey` each node's Pattern-Key: an event's names the pattern it belongs to, set when it joins one
+(`kg doctor` restores an event into its pattern from it, kg/ingest/recover.py).
 
 A cold session brief read these by key from Kùzu, one statement per node (258 of its 309 statements at 100k
 entries, 0.2-0.6 ms each: search hits 100, a ready pattern's window events 76, the watch list 50, the pending
@@ -32,30 +34,34 @@ from pathlib import Path
 from typing import Any
 
 STATE = ("priority", "status", "pinned", "reinforced_at", "area", "action", "source")
+KEY = "pattern_key"  # kept in its own table (`nodekey`): an older kg's rows of `state` keep their seven columns
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS state(pos INTEGER PRIMARY KEY, {", ".join(f + " TEXT" for f in STATE)});
 CREATE TABLE IF NOT EXISTS dirty(id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS nodekey(pos INTEGER PRIMARY KEY, key TEXT NOT NULL);
 """
 MARK = "state"  # meta key: "ok" when `state` holds every node's current values but those named in `dirty`
 LOCK_WAIT = 30.0  # seconds a write waits for the side file's lock before it is refused (and retried)
 DIRTY_MAX = 2000  # more dirty nodes than this: the next sync refills the whole table in one scan
 
 # a statement that may set one of the columns (a false alarm only costs a reread)
-_MAY_CHANGE = re.compile(r"\bSET\b.*?\.(" + "|".join(STATE) + r")\s*=(?!=)", re.I | re.S)
+_MAY_CHANGE = re.compile(r"\bSET\b.*?\.(" + "|".join((*STATE, KEY)) + r")\s*=(?!=)", re.I | re.S)
 # named queries that set these columns on the nodes their parameters name (by key)
 KNOWN: dict[str, tuple[str, ...]] = {
     "status_set": ("id",), "status_close": ("id",), "status_reopen": ("id",),
     "lc_pin": ("id",), "lc_reinforce": ("id",),
     "pattern_retire": ("id",),
     "pattern_add_member": ("pattern",), "pattern_add_new_member": ("pattern",),
+    "pattern_event_set_key": ("id",),
 }
 # named queries that set a column of that name on other tables (changes, sessions; decisions, proposals and skills
 # are Meta rows since migration 0011)
 NOT_NODES = frozenset({"lc_change_confirm", "lc_change_update", "lc_decision_override", "lc_decision_upsert",
                        "lc_proposal_decide", "lc_proposals_obsolete", "memory_session_start",
                        "memory_skill_upsert", "sessions_touch"})
-_READ = ("MATCH (n:Node) RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in STATE))
-_BY_KEY = ("MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos, " + ", ".join(f"n.{f} AS {f}" for f in STATE))
+_COLUMNS = ", ".join(f"n.{f} AS {f}" for f in (*STATE, KEY))
+_READ = "MATCH (n:Node) RETURN offset(ID(n)) AS pos, " + _COLUMNS
+_BY_KEY = "MATCH (n:Node {id: $id}) RETURN offset(ID(n)) AS pos, " + _COLUMNS
 BATCH = 50000
 DOING = "bringing the search side index in step with the graph"  # what a waiter is told, during a long refill
 
@@ -199,11 +205,33 @@ def add(db: sqlite3.Connection, start: int, rows: list[dict[str, Any]]) -> None:
     """New nodes' state as created (or as read from the graph), at positions start, start+1, ..."""
     db.executemany(f"INSERT OR REPLACE INTO state VALUES ({', '.join('?' * (len(STATE) + 1))})",
                    [row(start + k, r) for k, r in enumerate(rows)])
+    db.executemany("INSERT OR REPLACE INTO nodekey VALUES (?, ?)",
+                   [(start + k, r[KEY]) for k, r in enumerate(rows) if r.get(KEY)])
+
+
+def _reread(db: sqlite3.Connection, pos: int, r: dict[str, Any]) -> None:
+    """A node's state read again from the graph: its key too, gone when it left its pattern."""
+    add(db, pos, [r])
+    if not r.get(KEY):
+        db.execute("DELETE FROM nodekey WHERE pos = ?", (pos,))
+
+
+def _keys_changed(db: sqlite3.Connection, rows: list[dict[str, Any]]) -> int:
+    """A refill's batch of rows (in position order): the keys that differ from the file's written, those gone
+    deleted. How many changed."""
+    lo, hi = int(rows[0]["pos"]), int(rows[-1]["pos"])
+    held = dict(db.execute("SELECT pos, key FROM nodekey WHERE pos BETWEEN ? AND ?", (lo, hi)))
+    now = {int(r["pos"]): r[KEY] for r in rows if r.get(KEY)}
+    put = [(p, k) for p, k in now.items() if held.get(p) != k]
+    gone = [(p,) for p in held if p not in now]
+    db.executemany("INSERT OR REPLACE INTO nodekey VALUES (?, ?)", put)
+    db.executemany("DELETE FROM nodekey WHERE pos = ?", gone)
+    return len(put) + len(gone)
 
 
 def created(params: dict[str, Any]) -> dict[str, Any]:
     """A node's state as `node_create` makes it (pinned false, reinforced when created, or when kg learned it)."""
-    return {**{f: params.get(f) for f in STATE}, "pinned": False,
+    return {**{f: params.get(f) for f in (*STATE, KEY)}, "pinned": False,
             "reinforced_at": params.get("reinforced_at") or params.get("created_at")}
 
 
@@ -219,7 +247,7 @@ def catch_up(st: Any, db: sqlite3.Connection, whole: bool) -> str:
         for i in dirty:
             found = st._execute_raw(_BY_KEY, {"id": i})
             if found:
-                add(db, int(found[0]["pos"]), [found[0]])
+                _reread(db, int(found[0]["pos"]), found[0])
         db.execute("DELETE FROM dirty")
         if not whole and not dirty:
             return "state in step"
@@ -235,7 +263,7 @@ def catch_up(st: Any, db: sqlite3.Connection, whole: bool) -> str:
             have = set(db.execute("SELECT * FROM state WHERE pos BETWEEN ? AND ?", (new[0][0], new[-1][0])))
             changed = [x for x in new if x not in have]  # only what differs is written (a cycle's refill at 1M)
             db.executemany(f"INSERT OR REPLACE INTO state VALUES ({', '.join('?' * (len(STATE) + 1))})", changed)
-            n += len(changed)
+            n += len(changed) + _keys_changed(db, rows)
     finally:
         if marker is not None:
             marker.done()
@@ -281,6 +309,7 @@ def in_batches(st: Any, cypher: str, params: dict[str, Any], size: int) -> Itera
 
 def clear(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM state")
+    db.execute("DELETE FROM nodekey")
     db.execute("DELETE FROM dirty")
     db.execute("DELETE FROM meta WHERE key = ?", (MARK,))
 
@@ -327,6 +356,8 @@ def differences(st: Any, db: sqlite3.Connection, sample: list[int]) -> str | Non
             continue
         graph = st._execute_raw(_BY_KEY, {"id": found[0]})
         got = db.execute("SELECT * FROM state WHERE pos = ?", (pos,)).fetchone()
-        if graph and (got is None or tuple(got) != row(pos, graph[0])):
+        key = db.execute("SELECT key FROM nodekey WHERE pos = ?", (pos,)).fetchone()
+        if graph and (got is None or tuple(got) != row(pos, graph[0])
+                      or (key[0] if key else None) != (graph[0][KEY] or None)):
             return f"keeps a state of node {found[0]} that the graph no longer holds"
     return None

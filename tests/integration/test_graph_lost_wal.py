@@ -1,8 +1,8 @@
 """(QA5 #1) A graph whose write-ahead log was lost or cut short before Kùzu checkpointed it opens without its
 newest nodes, saying nothing; `kg doctor` then "rebuilt" memory search's side index to the graph's count, throwing
 away the last copy of those acknowledged entries. Now no sync shrinks the side index below nodes the graph lacks,
-`kg status` and `kg doctor --dry-run` say so (the latter exit 1), and `kg doctor` imports them back from it, and
-links them again."""
+`kg status` and `kg doctor --dry-run` say so (the latter exit 1), and `kg doctor` imports them back from it, each
+event into its pattern, and links them again."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ NOW = "2026-12-01T10:00:00"
 @pytest.mark.embedded_only("removes the Kùzu write-ahead log")
 def test_doctor_restores_what_the_graph_lost_with_its_wal(ws, run_kg):
     logged = {run_kg(["--now", NOW, "log", "learning", f"acked-marker {n} before the loss", "--wait",
-                      "--json"]).json["id"] for n in range(4)}
+                      "--pattern-key", f"wal.k{n % 2}", "--json"]).json["id"] for n in range(4)}
+    assert {p["key"]: p["recurrence"] for p in run_kg(["patterns", "--json"]).json} == {"wal.k0": 2, "wal.k1": 2}
     wal = ws.graph_path.with_name(ws.graph_path.name + ".wal")
     assert wal.is_file()  # not checkpointed yet: the newest entries are only there
     wal.unlink()
@@ -34,6 +35,8 @@ def test_doctor_restores_what_the_graph_lost_with_its_wal(ws, run_kg):
     assert r.exit_code == 0, r.json
     graph = next(c for c in r.json["checks"] if c["name"] == "graph" and c["status"] == "repaired")
     assert "rebuilt 4 entries" in graph["detail"], graph
+    assert "4 restored event(s) back in their pattern" in graph["detail"], graph
+    assert {p["key"]: p["recurrence"] for p in run_kg(["patterns", "--json"]).json} == {"wal.k0": 2, "wal.k1": 2}
     rows = run_kg(["list", "--limit", "0", "--json"]).json
     assert logged | {after.json["id"]} <= {r["id"] for r in rows}
     found = run_kg(["search", "acked-marker", "--json"])

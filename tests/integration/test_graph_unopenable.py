@@ -55,14 +55,16 @@ def test_repair_links_the_restored_entries_again_and_keeps_the_clock_zone(ws, ru
     """(QA5 #2) --repair brought every entry back with no edge ("Edges: 0" where there were 1,798), and, with a
     write journaled while the graph could not be opened, recorded no clock zone though memory/.kg/clock-zone
     named it: status and doctor then said "no clock zone is recorded for this workspace (made by an older kg)".
-    Now the auto links intake makes are made again, what cannot be (an event's pattern) is said, and the zone is
-    recorded as it was."""
+    Now the auto links intake makes are made again, each event goes back into its pattern (the side file keeps its
+    Pattern-Key: before, every pattern counted again from zero), and the zone is recorded as it was."""
     lines = [json.dumps({"kind": ("error", "learning")[n % 2], "summary": f"entry number {n} about topic{n % 3} "
                          f"failing in module{n % 4}", "at": f"2026-11-0{1 + n % 5}T10:0{n % 10}:00",
                          "pattern_key": f"pk.t{n % 3}"}) for n in range(12)]
     assert run_kg(["ingest", "-"], input="\n".join(lines) + "\n").exit_code == 0
     before = run_kg(["status", "--json"]).json
     assert before["edges"].get("related_to") and before["zone_recorded"], before
+    counted = {p["key"]: p["recurrence"] for p in run_kg(["patterns", "--json"]).json}
+    assert counted == {"pk.t0": 4, "pk.t1": 4, "pk.t2": 4}, counted
     assert run_kg(["doctor"]).exit_code == 0
     wal = ws.graph_path.with_name(ws.graph_path.name + ".wal")
     for path in (ws.graph_path, wal):
@@ -73,7 +75,8 @@ def test_repair_links_the_restored_entries_again_and_keeps_the_clock_zone(ws, ru
     r = run_kg(["doctor", "--repair", "--json"])
     graph = next(c for c in r.json["checks"] if c["name"] == "graph")
     assert graph["status"] == "repaired" and "auto link(s) again" in graph["detail"], graph
-    assert "not restored: the pattern each of the 12 restored event(s) belonged to" in graph["detail"], graph
+    assert "12 restored event(s) back in their pattern" in graph["detail"], graph
+    assert {p["key"]: p["recurrence"] for p in run_kg(["patterns", "--json"]).json} == counted
     after = run_kg(["status", "--json"]).json
     assert after["edges"].get("related_to"), after["edges"]
     assert after["zone_recorded"] and after["zone_note"] is None, after

@@ -145,6 +145,55 @@ def test_a_side_file_of_the_previous_form_gets_its_keys_in_place_not_rebuilt(ws)
         assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0] == sidefile.version()
         assert db.execute("SELECT count(*) FROM pkey").fetchone()[0] == 2
         assert db.execute("SELECT count(*) FROM fts").fetchone()[0] == fts_before
+        assert _node_keys(db) == {"docker build timed out": "docker.build", "git push was rejected": "git.push"}
+
+
+def _node_keys(db) -> dict[str, str]:
+    """The events' Pattern-Keys the side file keeps (`nodekey`), by text."""
+    return dict(db.execute("SELECT n.text, k.key FROM nodekey k JOIN node n ON n.pos = k.pos "
+                           "WHERE n.kind = 'event'").fetchall())
+
+
+def test_a_side_file_of_version_7_gets_its_events_keys_in_place(ws):
+    """Version 8 keeps each node's Pattern-Key (`nodekey`: `kg doctor` restores an event into its pattern by it). A
+    file of version 7, or one an older kg rebuilt as its own 7 (leaving this kg's key rows where they were), is
+    brought to 8 in place from one read of the graph's keys: the nodes are not rebuilt."""
+    _log(ws, [("docker build timed out", "docker.build"), ("a note without a key", None)])
+    path = sideindex.path_of(ws.graph_path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (sidefile.version("7"),))
+        db.execute("DELETE FROM nodekey")
+        db.execute("INSERT INTO nodekey VALUES (1, 'left.by.a.rebuild')")
+        fts_before = db.execute("SELECT count(*) FROM fts").fetchone()[0]
+    with ws.store() as st:
+        assert sideindex.sync(st) == "in step"
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0] == sidefile.version()
+        assert _node_keys(db) == {"docker build timed out": "docker.build"}
+        assert db.execute("SELECT count(*) FROM fts").fetchone()[0] == fts_before
+
+
+def test_an_events_key_follows_it_into_and_out_of_a_pattern(ws):
+    """An event's key changes after it is made (it joins a pattern matched by its text; a split takes it out):
+    the side file's key is the graph's after each, read again by key (`pattern_event_set_key` names its event),
+    and `kg doctor` finds none that differ."""
+    from kg.doctor import doctor
+
+    ids = _log(ws, [("docker build timed out", "docker.build"), ("docker build timed out", None)])
+    path = sideindex.path_of(ws.graph_path)
+    with ws.store() as st:
+        st.run("pattern_event_set_key", id=ids[1], key="docker.build", at=__import__("datetime").datetime(2026, 1, 2))
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM nodekey k JOIN node n ON n.pos = k.pos WHERE n.id = ?",
+                          (ids[1],)).fetchone()[0] == 1
+        assert db.execute("SELECT value FROM meta WHERE key = 'state'").fetchone()[0] == "ok"  # not stale
+    with ws.store() as st:
+        st.run("pattern_event_set_key", id=ids[0], key=None, at=__import__("datetime").datetime(2026, 1, 2))
+    with sqlite3.connect(path) as db:
+        keys = dict(db.execute("SELECT n.id, k.key FROM nodekey k JOIN node n ON n.pos = k.pos").fetchall())
+    assert keys.get(ids[1]) == "docker.build" and ids[0] not in keys
+    check = {c.name: c for c in doctor(ws, dry_run=True).checks}["search index"]
+    assert check.status == "ok", check
 
 
 @pytest.mark.parametrize("damage", ["deleted", "renamed"])
