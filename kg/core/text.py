@@ -40,17 +40,32 @@ _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b\u200e\u200f\u202a-\u202e"
                         "\u2060-\u2064\u2066-\u2069\u3164\ufe00-\ufe0f\uffa0\ufeff\U000e0000-\U000e007f"
                         "\U000e0100-\U000e01ef]")
+# Control characters `clean` drops, but for those redaction reads: tab, line ends, the terminal escapes ESC and CSI.
+_READ_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]")
+# Spaces other than " " (no-break, en to hair, narrow no-break, medium mathematical, ideographic), read as " "
+_OTHER_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+# any character `visible` drops or changes (the joiners too), in one class: one scan of a text that holds none
+_ODD = re.compile("[" + "".join(r.pattern[1:-1] for r in (_INVISIBLE, _READ_CONTROL, _OTHER_SPACES)) + "\u200c\u200d]")
 
 
 def visible(text: str) -> str:
-    """`text` without the characters that show nothing and join nothing (zero-width space, word joiner, bidi
-    marks, overrides and isolates, variation selectors, tag characters, a byte order mark; a joiner beside
-    ASCII, as `clean` drops it): what redaction reads, so that `ghp_…\u200b…` hides no token from it and is
-    stored whole after `clean`. Pure."""
+    """`text` as `clean` will store it, for redaction to read: without the characters that show nothing and join
+    nothing (zero-width space, word joiner, bidi marks, overrides and isolates, variation selectors, tag
+    characters, a byte order mark; a joiner beside ASCII), without control characters (but for tabs, line ends and
+    the terminal escapes redaction reads past), NFC-normalised (a Kelvin sign is a K), and with each space other
+    than " " read as " " (a no-break space after "Password:"). So `ghp_…\u200b…` or `ghp_…\x7f…` hides no token
+    from redaction and is stored whole after `clean`. Pure."""
     if text.isascii():
-        return text
-    text = _INVISIBLE.sub("", text)
-    return _JOINER.sub("", text) if "\u200c" in text or "\u200d" in text else text
+        return text if text.isprintable() or _READ_CONTROL.search(text) is None else _READ_CONTROL.sub("", text)
+    if _ODD.search(text) is not None:  # (one scan: most texts hold none of these; each kind is looked for first,
+        text = _INVISIBLE.sub("", text)  # as a substitution copies the text)
+        if "\u200c" in text or "\u200d" in text:
+            text = _JOINER.sub("", text)
+        if _READ_CONTROL.search(text) is not None:
+            text = _READ_CONTROL.sub("", text)
+        if _OTHER_SPACES.search(text) is not None:
+            text = _OTHER_SPACES.sub(" ", text)
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def clean(text: str, *, one_line: bool = False) -> str:

@@ -24,6 +24,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from kg.core.text import visible
+from kg.redaction import escaped
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
 from kg.redaction.prefixes import Patterns, bare_view, compiled, unescaped
 from kg.redaction.rules import (
@@ -196,7 +197,8 @@ class Redactor:
     def _collect(self, text: str) -> _Spans:
         """The text's secrets, and those of its view without the prefixes tools print before lines: a secret the
         view shows whole (a key block, a value over several lines) replaces the parts of it the text showed."""
-        spans = self._scan(text)
+        starts = self._starts(text)
+        spans = self._scan(text, starts=starts)
         self._absorb_bare(text, spans)
         plain = unescaped(text)  # colours (`\x1b[32m+mimi=<key>`) hide a line's start, as a prefix does
         if plain is not None:
@@ -205,6 +207,12 @@ class Redactor:
             for start, end, kind in found.items:
                 if kind:
                     spans.absorb(*plain.span(start, end), kind)
+        if escaped.may_hold(text):  # JSON in a JSON string, `{\"password\":\"<it>\"}`: read unescaped where it
+            for lo, inner in escaped.windows(text, starts):  # is near a rule's keyword
+                for start, end, kind in self._scan(inner.text, decode=False).items:
+                    if kind:
+                        a, b = inner.span(start, end)
+                        spans.absorb(lo + a, lo + b, kind)
         return spans
 
     def _absorb_bare(self, text: str, spans: _Spans) -> None:
@@ -214,16 +222,19 @@ class Redactor:
                 if kind:
                     spans.absorb(*view.span(start, end), kind)
 
-    def _scan(self, text: str, decode: bool = True) -> _Spans:
-        # `decode`: the rules that decode a run (base64) read the text itself, not its views without colours or line
-        # prefixes: a run is the same run there, and those rules are the costliest of the rules without keywords
+    def _starts(self, text: str) -> dict[int, list[int]]:
         # Keywords are ASCII (but for a few CJK labels, found in `text` itself): lowercase an ASCII copy in which
         # every other character is one '?', so positions match `text` and the scans run over one byte per character.
+        lowered = text.lower() if text.isascii() else text.encode("ascii", "replace").decode("ascii").lower()
+        return self._keyword_starts(lowered, text)
+
+    def _scan(self, text: str, decode: bool = True, starts: dict[int, list[int]] | None = None) -> _Spans:
+        # `decode`: the rules that decode a run (base64) read the text itself, not its views without colours or line
+        # prefixes: a run is the same run there, and those rules are the costliest of the rules without keywords
         ascii_only = text.isascii()
-        lowered = text.lower() if ascii_only else text.encode("ascii", "replace").decode("ascii").lower()
-        starts = self._keyword_starts(lowered, text)
+        starts = self._starts(text) if starts is None else starts
         spans = _Spans()
-        if "[redacted:" in lowered:  # earlier markers stay as they are: this is what makes redact idempotent
+        if "[REDACTED:" in text:  # earlier markers stay as they are: this is what makes redact idempotent
             for m in _MARKERS.finditer(text):
                 spans.add(m.start(), m.end(), "")
         todo = set(starts)  # only the rules that can match are touched (and so built and compiled)
