@@ -85,8 +85,10 @@ def build(ws: Any, *, now: datetime | str | None = None, days: int | None = None
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         topic = detect(text, rules)
+        # a file an agent or a person wrote (kg's own are redacted already): its lines copied, redacted first
+        summary = [r.text for r in ws.rules.redactor.redact_group(file_summary(text))]
         index.setdefault(topic, []).append({"date": _file_date(path), "file": str(path.relative_to(ws.root)),
-                                            "summary": file_summary(text)})
+                                            "summary": summary})
     doc = {"built": at.isoformat(), "days": days, "topics": _topics_of(rules), "index": index}
     write_atomic(ws.memory / INDEX_FILE, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     links = 0

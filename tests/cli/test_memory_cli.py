@@ -85,3 +85,16 @@ def test_starting_a_session_over_an_open_one_says_it_was_not_ended(run_kg):
     run_kg(f"session end --session {r.json['id']} --summary done --now 2026-05-27T12:00")
     r = run_kg("session start --now 2026-05-27T13:00 --json")
     assert r.json["previous_open"] is False and r.stderr == ""
+
+
+def test_the_topic_index_copies_no_secret_of_a_file_an_agent_wrote(run_kg, ws):
+    """`kg index build` copies the first lines of each memory file: one an agent wrote by hand (kg's own are
+    redacted when written) had its password and token copied whole into memory/.memory-index.json."""
+    token = "ghp_" + "Qm2Lk7Rt4Vb8Np3Hs6Jd1Fg5Wc0YaQe7TZx9"
+    (ws.root / "memory" / "2026-01-05-notes.md").write_text(
+        f"# Deploy notes\nthe staging password is Vq8rTz2LmK4x\nCI uses {token} to push\nrotate both monthly\n",
+        encoding="utf-8")
+    assert run_kg("index build --now 2026-01-06").exit_code == 0
+    index = (ws.root / "memory" / ".memory-index.json").read_text(encoding="utf-8")
+    assert "Vq8rTz2LmK4x" not in index and token[4:20] not in index, index
+    assert "rotate both monthly" in index and "[REDACTED:" in index
