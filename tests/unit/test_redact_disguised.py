@@ -77,3 +77,36 @@ def test_only_keys_named_for_a_secret_and_escaped_urls_are_read_unescaped():
     at = view.text.index('"x"') + 1
     a, b = view.span(at, at + 1)
     assert text[lo + a:lo + b] == "x"
+
+
+PW = "Vq8rTz2LmK4x"
+
+
+@pytest.mark.parametrize("text", [
+    # how agents report credentials in prose
+    "I reset the admin password to {}", "changed the root password to '{}'", "set the password to {} and restarted",
+    "password is: {}", "Password → {}", "password (prod): {}", "password for 'admin' is {}",
+    "The password for the wifi is {}.", "the token is {}", "the secret is {}", "the API key is {}",
+    "the default credentials are admin:{}", "Use admin@example.com / {}", "Default login is `admin` / `{}`",
+    # env names without a secret word the first rule reads
+    "SSHPASS={}", "PGPASS={}", "REDIS_AUTH={}", "BASIC_AUTH={}", "DB_CREDS={}", "WIFI_PSK={}",
+    # a name and its value, as Kubernetes, ECS and SSM list them
+    '- name: DB_PASSWORD\n  value: "{}"', '{{"name":"API_TOKEN","value":"{}"}}',
+    '"Name": "/prod/db/password",\n    "Type": "SecureString",\n    "Value": "{}",',
+    'ds.setPassword("{}")',
+])
+def test_a_secret_said_as_agents_write_it_is_redacted(text):
+    out = redact(text.format(PW))
+    assert PW not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "the token is expired", "the secret is rotated monthly", "the API key is stored in vault", "the token is 401",
+    "the secret is 2FA-based", "the access token is ISSUE-123", "the session token is set to null",
+    "switch from password to SSO", "password to OAuth2 login", "reset the password to default",
+    "the password for the account is locked", "use src/utils2abc for it", "with node/v18.2.0",
+    "BYPASS=true", "SKIP_AUTH=1", "REQUIRE_AUTH=yes", "PGPASSFILE=/home/u/.pgpass", "COMPASS_URL=https://x.test",
+    "name: DB_HOST\n  value: db.internal", '<input type="hidden" name="authenticity_token" value="7SWa-Fo1_hsC6oovfB">',
+])
+def test_words_around_those_labels_that_are_no_secret_survive(text):
+    assert load_default().redact(text).text == text
