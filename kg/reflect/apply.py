@@ -169,35 +169,34 @@ def gated(transcript: Transcript, redactor: Any) -> Transcript:
     turns = transcript.turns
     before_user = {i - 1 for i, t in enumerate(turns) if t.role == "user"}
 
-    inputs: dict[str, tuple[str, str]] = {}  # call id -> (input, redacted): its result's turn repeats the input
+    # Every text is redacted in one group (`redact_group`): a secret found anywhere in the session is redacted
+    # wherever it recurs (a password the user typed once, in the agent's failing command after it), and a call's
+    # input is read once though its result's turn repeats it.
+    texts: dict[str, int] = {}
 
-    def one(at: int, t: Any) -> Any:
-        tool_input = t.tool_input
+    def slot(text: str) -> int:
+        return texts.setdefault(text, len(texts))
+
+    plan: list[tuple[Any, int | None, int | None]] = []  # (turn, its text's slot, its tool input's slot)
+    for at, t in enumerate(turns):
+        tool_input = slot(t.tool_input) if t.tool_input else None
         if t.role == "tool" and t.is_error is False and at not in before_user:
-            if tool_input:
-                seen = inputs.get(t.call_id) if t.call_id else None
-                if seen is None or seen[0] != tool_input:
-                    seen = (tool_input, redactor.redact(tool_input).text)
-                    if t.call_id:
-                        inputs[t.call_id] = seen
-                tool_input = seen[1]
-            return replace(t, text="", tool_input=tool_input)
+            plan.append((replace(t, text=""), None, tool_input))
+            continue
         if t.role == "tool" and t.text:  # read without terminal escapes: a colour code right before a key hid it
             t = replace(t, text=plain(t.text))  # from the rules that want a boundary there (review rev8 #5)
-        if not tool_input:
-            return replace(t, text=redactor.redact(t.text).text)
-        # a call's input and the text beside it (its result quoting the password the command line held) as one
-        # group: a secret found in either is redacted in both
-        text, redacted_input = redactor.redact_group([t.text, tool_input])
-        if t.call_id:
-            inputs[t.call_id] = (tool_input, redacted_input.text)
-        return replace(t, text=text.text, tool_input=redacted_input.text)
+        plan.append((t, slot(t.text), tool_input))
+    done = [r.text for r in redactor.redact_group(list(texts))]
+
+    def one(t: Any, text: int | None, tool_input: int | None) -> Any:
+        return replace(t, **({} if text is None else {"text": done[text]}),
+                       **({} if tool_input is None else {"tool_input": done[tool_input]}))
 
     from kg.memory.session_ids import stored  # the runtime's session id: a secret-like one as its digest, as a
     # hook keeps it (its session name, its reflection's state and call ids agree with the hook's)
 
     hint = stored(transcript.session_hint, redactor) if transcript.session_hint else transcript.session_hint
-    return replace(transcript, turns=tuple(one(at, t) for at, t in enumerate(turns)), session_hint=hint)
+    return replace(transcript, turns=tuple(one(*item) for item in plan), session_hint=hint)
 
 
 def _line(cursor: dict[str, Any] | None) -> int:

@@ -88,3 +88,24 @@ def test_no_unredacted_text_survives_the_gate(is_error):
         assert out.turns[2].text == "" and out.turns[4].text.startswith("more [REDACTED")
     else:  # a failed (or unflagged) result is read by the failure finder: redacted, not emptied
         assert out.turns[2].text.startswith("printed [REDACTED")
+
+
+def test_a_secret_said_once_is_redacted_where_the_session_repeats_it():
+    """(note 48) The user gave a password once, redacted there; the agent's failing command after it held the same
+    password under no label (`./seed_admin.sh --user admin 'Rp7…'`) and kept it whole: each turn was redacted
+    alone. The whole session is one group now: the secret found in one turn is redacted in every turn, before it
+    too."""
+    from kg.reflect.parse import Transcript, Turn
+
+    pw = "Rp7Lm2Qx9Vz4"
+    turns = (Turn(0, "assistant", "", tool_name="Bash", tool_input=f"./check.sh '{pw}'", call_id="c0"),
+             Turn(1, "tool", f"check failed for '{pw}'", tool_name="Bash", tool_input=f"./check.sh '{pw}'",
+                  call_id="c0", is_error=True),
+             Turn(2, "user", f"the admin password is {pw}, seed the admin with it"),
+             Turn(3, "assistant", "", tool_name="Bash", tool_input=f"./seed_admin.sh --user admin '{pw}'",
+                  call_id="c1"),
+             Turn(4, "tool", "seed failed: exit 1", tool_name="Bash", tool_input=f"./seed_admin.sh --user admin '{pw}'",
+                  call_id="c1", is_error=True))
+    out = gated(Transcript("claude-code", turns), load_default())
+    assert pw not in json.dumps([asdict(t) for t in out.turns])
+    assert out.turns[3].tool_input.startswith("./seed_admin.sh --user admin '[REDACTED:")
