@@ -110,3 +110,30 @@ def test_a_secret_said_as_agents_write_it_is_redacted(text):
 ])
 def test_words_around_those_labels_that_are_no_secret_survive(text):
     assert load_default().redact(text).text == text
+
+
+def _run(n: int, seed: int, chars: str = "aB3dE5fG7hJ9kL1mN3pQ5rsT7vW9xY1zC2eD4") -> str:
+    return "".join(chars[(seed * 7 + i * 13) % len(chars)] for i in range(n))
+
+
+@pytest.mark.parametrize("token, kind", [
+    ("xai-" + _run(80, 1), "xai_api_key"),
+    ("GOCSPX-" + _run(28, 2), "google_oauth_client_secret"),
+    ("r8_" + _run(37, 3), "replicate_api_token"),
+    ("tskey-auth-" + _run(12, 4) + "-" + _run(32, 5), "tailscale_key"),
+    ("rnd_" + _run(32, 6), "render_api_key"),
+    ("squ_" + _run(40, 7, "0123456789abcdef"), "sonarqube_token"),
+    ("sq0csp-" + _run(43, 8), "square_access_token"),
+    ("oy2" + _run(43, 9, "abcdefghijklmnopqrstuvwxyz0123456789"), "nuget_api_key"),
+])
+def test_provider_tokens_neither_rule_set_read(token, kind):
+    out = load_default().redact(f"export it: {token} then run").text
+    assert out == f"export it: [REDACTED:{kind}] then run", out
+
+
+def test_a_tunnel_token_and_a_legacy_teams_webhook():
+    out = redact("cloudflared service install eyJhIjoi" + _run(120, 10))
+    assert out == "cloudflared service install [REDACTED:cloudflare_tunnel_token]", out
+    out = redact("post to https://outlook.office.com/webhook/" + _run(8, 11) + "@" + _run(8, 12) + "/IncomingWebhook/"
+                 + _run(32, 13, "0123456789abcdef") + "/" + _run(8, 14) + " now")
+    assert out == "post to https://outlook.office.com/webhook/[REDACTED:microsoft_teams_webhook] now", out
