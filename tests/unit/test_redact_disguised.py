@@ -137,3 +137,13 @@ def test_a_tunnel_token_and_a_legacy_teams_webhook():
     out = redact("post to https://outlook.office.com/webhook/" + _run(8, 11) + "@" + _run(8, 12) + "/IncomingWebhook/"
                  + _run(32, 13, "0123456789abcdef") + "/" + _run(8, 14) + " now")
     assert out == "post to https://outlook.office.com/webhook/[REDACTED:microsoft_teams_webhook] now", out
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("password: Welcome.2024Qx", False),  # a word, a dot and digits: a password, not an attribute
+    ("accessToken: sk.eyJ1IjoiYWJjIiwiYSI6ImNsMTIzNDU2In0.Xk9PqR2sT4uV6wY8zA1b", False),  # Mapbox: base64 JSON
+    ("pw = cfg.password", True), ("token = get_token()", True), ('password: os.environ["PW"]', True),
+    ("apiKey: process.env.API_KEY_V2", True), ("secret = settings.SECRET_KEY", True),
+])
+def test_a_dotted_value_is_code_only_when_it_reads_as_code(text, kept):
+    assert (load_default().redact(text).text == text) is kept
