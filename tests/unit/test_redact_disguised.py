@@ -147,3 +147,23 @@ def test_a_tunnel_token_and_a_legacy_teams_webhook():
 ])
 def test_a_dotted_value_is_code_only_when_it_reads_as_code(text, kept):
     assert (load_default().redact(text).text == text) is kept
+
+
+@pytest.mark.parametrize("text", [
+    "Your new API key:\n\n    {}\n\nStore it safely.", "access token:\n{}\n", "**Password:**\n`{}`\n",
+    "op read op://vault/db/password\n{}\n", "vault kv get -field=password secret/db\n{}", "pass show db/prod\n{}",
+    "gopass show -o db/prod\n{}", "security find-generic-password -s db -w\n{}",
+    "kubectl get secret app -o jsonpath={{.data.pw}} | base64 -d\n{}\n",
+])
+def test_a_value_printed_on_the_line_after_its_label_or_command_is_redacted(text):
+    out = redact(text.format(PW))
+    assert PW not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "Password:\n  - must be 8 chars\n", "API key:\n\nSee the settings page.\n", "Token:\n<your-token>\n",
+    "secret:\n  name: db-creds\n", "pass show db\nError: db is not in the password store.", "key:\n  v1.2.3\n",
+    "Your key:\n\n    ./keys/id_ed25519\n", "op read op://v/i/f\n$ ls\nfoobar1",
+])
+def test_what_follows_a_label_on_its_own_line_and_is_no_value_survives(text):
+    assert load_default().redact(text).text == text
