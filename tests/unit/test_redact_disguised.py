@@ -167,3 +167,19 @@ def test_a_value_printed_on_the_line_after_its_label_or_command_is_redacted(text
 ])
 def test_what_follows_a_label_on_its_own_line_and_is_no_value_survives(text):
     assert load_default().redact(text).text == text
+
+
+@pytest.mark.parametrize("text", [
+    "lozinka: {}", "Jelszó: {}", "geslo: {}", "Κωδικός πρόσβασης: {}", "סיסמה: {}", "كلمة المرور: {}", "पासवर्ड: {}",
+    "รหัสผ่าน: {}", "Kata sandi: {}", "parool: {}",
+    "redis-cli> AUTH {}", "127.0.0.1:6379> AUTH default {}", "sudo usermod --password {} bob",
+])
+def test_labels_of_more_languages_and_command_lines(text):
+    out = redact(text.format(PW))
+    assert PW not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("text", ["lozinka: nova", "jelszó: hibás", "Kata sandi: salah", "AUTH header missing",
+                                  "AUTH failed: WRONGPASS invalid username-password pair"])
+def test_their_words_that_are_no_password_survive(text):
+    assert load_default().redact(text).text == text
