@@ -20,10 +20,12 @@ from functools import cached_property
 from itertools import pairwise
 
 # What continues a run of token characters that stops at `at`: its line's end (after a shell's `\`), the next line's
-# indentation (or a quote's `> `) and a run that is the whole line; or its cell's end, the rest of its row, and in the
-# next row, after empty cells only, a run that is the whole cell.
+# indentation (or a quote's `> `) and a run that is the whole line (dots inside it too: a JWT's payload and signature
+# wrapped at a terminal's width); or its cell's end, the rest of its row, and in the next row, after empty cells
+# only, a run that is the whole cell.
 _CONTINUED = re.compile(
-    r"[ \t]*\\?\r?\n[ \t]*(?:>[ \t]?){0,4}(?P<line>[A-Za-z0-9_+/=-]{4,1024})(?=[ \t]*(?:\\?\r?\n|\Z|[\"'`]))"
+    r"[ \t]*\\?\r?\n[ \t]*(?:>[ \t]?){0,4}(?P<line>[A-Za-z0-9_+/=-](?:[A-Za-z0-9_+/=.-]{2,1022})[A-Za-z0-9_+/=-])"
+    r"(?=[ \t]*(?:\\?\r?\n|\Z|[\"'`]))"
     r"|[ \t]*\|[^\n]{0,1024}\n[ \t]*\|(?:[ \t]*\|){0,16}[ \t]*(?P<cell>[A-Za-z0-9_+/=-]{4,1024})(?=[ \t]*\|)")
 _RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
 _STARTS = frozenset(" \t\\\r\n|")  # what `_CONTINUED` can open with: a run ending elsewhere is read no further

@@ -183,3 +183,15 @@ def test_labels_of_more_languages_and_command_lines(text):
                                   "AUTH failed: WRONGPASS invalid username-password pair"])
 def test_their_words_that_are_no_password_survive(text):
     assert load_default().redact(text).text == text
+
+
+def test_a_jwt_wrapped_at_a_terminals_width_is_redacted_whole():
+    """The continuation of a token cut over lines had to be a run without dots: a JWT's payload and signature, wrapped
+    at 80 columns, kept its second and third lines."""
+    jwt = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5"
+           "MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+    text = "curl -H 'Authorization: Bearer " + jwt + "' https://api.example.com/v1/users"
+    wrapped = "\n".join(text[i:i + 80] for i in range(0, len(text), 80))
+    out = redact(wrapped)
+    assert "SflKxwRJ" not in out and "MjM0NTY3" not in out and out.endswith("' https://api.example.com/v1/users"), out
+    assert redact("see the token below\ndone.\nnext step: run it") == "see the token below\ndone.\nnext step: run it"
