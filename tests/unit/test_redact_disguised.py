@@ -195,3 +195,24 @@ def test_a_jwt_wrapped_at_a_terminals_width_is_redacted_whole():
     out = redact(wrapped)
     assert "SflKxwRJ" not in out and "MjM0NTY3" not in out and out.endswith("' https://api.example.com/v1/users"), out
     assert redact("see the token below\ndone.\nnext step: run it") == "see the token below\ndone.\nnext step: run it"
+
+
+PEM_BODY = ["MIIEpAIBAAKCAQEA7bq3xk2Yd9Qm1Lk7Rt4Vb8Np3Hs6Jd1Fg5Wc0YaQe7TZx9Ab3d",
+            "E5fG7hJ9kL1mN3pQ5rsT7vW9xY1zC2eD4fG6hJ8kL0mN2pQ4rS6tU8vW0xY2zA4bC6d"]
+PEM = ["-----BEGIN RSA PRIVATE KEY-----", *PEM_BODY, "-----END RSA PRIVATE KEY-----"]
+
+
+@pytest.mark.parametrize("text", [
+    "\n".join("web-1  | " + line for line in PEM),  # docker compose logs
+    "\n".join("Dec 07 10:00:01 host app[123]: " + line for line in PEM),  # journalctl
+    "\n".join("[pod/api-7d9f/api] " + line for line in PEM),  # kubectl logs --prefix
+    "<br>".join(PEM), str(PEM), "\n".join(line + "$" for line in PEM),  # HTML, a list of lines, cat -A
+])
+def test_a_key_block_under_line_prefixes_or_joined_otherwise_is_redacted(text):
+    out = redact(text)
+    assert not any(line[12:40] in out for line in PEM_BODY), out
+
+
+def test_log_lines_after_a_prefixed_key_block_are_kept():
+    text = "\n".join("web-1  | " + line for line in PEM) + "\nweb-1  | Listening on port 8080\ndb-1   | ready"
+    assert redact(text) == "web-1  | [REDACTED:private_key]\nweb-1  | Listening on port 8080\ndb-1   | ready"
