@@ -20,13 +20,18 @@ from functools import cached_property
 from itertools import pairwise
 
 # What continues a run of token characters that stops at `at`: its line's end (after a shell's `\`), the next line's
-# indentation (or a quote's `> `) and a run that is the whole line (dots inside it too: a JWT's payload and signature
-# wrapped at a terminal's width); or its cell's end, the rest of its row, and in the next row, after empty cells
-# only, a run that is the whole cell.
+# indentation (or a quote's `> `) and a run that is the whole line (dots inside it too when the token holds them: a
+# JWT's payload and signature wrapped at a terminal's width); or its cell's end, the rest of its row, and in the
+# next row, after empty cells only, a run that is the whole cell.
+_CELL = r"|[ \t]*\|[^\n]{0,1024}\n[ \t]*\|(?:[ \t]*\|){0,16}[ \t]*(?P<cell>[A-Za-z0-9_+/=-]{4,1024})(?=[ \t]*\|)"
+_LINE_END = r"(?=[ \t]*(?:\\?\r?\n|\Z|[\"'`]))"
 _CONTINUED = re.compile(
-    r"[ \t]*\\?\r?\n[ \t]*(?:>[ \t]?){0,4}(?P<line>[A-Za-z0-9_+/=-](?:[A-Za-z0-9_+/=.-]{2,1022})[A-Za-z0-9_+/=-])"
-    r"(?=[ \t]*(?:\\?\r?\n|\Z|[\"'`]))"
-    r"|[ \t]*\|[^\n]{0,1024}\n[ \t]*\|(?:[ \t]*\|){0,16}[ \t]*(?P<cell>[A-Za-z0-9_+/=-]{4,1024})(?=[ \t]*\|)")
+    r"[ \t]*\\?\r?\n[ \t]*(?:>[ \t]?){0,4}(?P<line>[A-Za-z0-9_+/=-]{4,1024})" + _LINE_END + _CELL)
+# a token with dots in it (a JWT): its pieces may hold dots too; another token's may not (a line that is a second,
+# dotted token after a first one is no piece of it)
+_CONTINUED_DOTTED = re.compile(
+    r"[ \t]*\\?\r?\n[ \t]*(?:>[ \t]?){0,4}(?P<line>[A-Za-z0-9_+/=-][A-Za-z0-9_+/=.-]{2,1022}[A-Za-z0-9_+/=-])"
+    + _LINE_END + _CELL)
 _RUN = re.compile(r"[A-Za-z0-9_+/=-]*")
 _STARTS = frozenset(" \t\\\r\n|")  # what `_CONTINUED` can open with: a run ending elsewhere is read no further
 
@@ -96,11 +101,11 @@ def may_continue(text: str, end: int) -> bool:
     return end < len(text) and text[end] in _STARTS
 
 
-def continued(text: str, end: int) -> tuple[int, int] | None:
-    """Where the piece that continues a run ending at `end` is, or None."""
+def continued(text: str, end: int, dotted: bool = False) -> tuple[int, int] | None:
+    """Where the piece that continues a run ending at `end` is, or None (`dotted`: the token holds dots)."""
     if not may_continue(text, end):
         return None
-    match = _CONTINUED.match(text, end)
+    match = (_CONTINUED_DOTTED if dotted else _CONTINUED).match(text, end)
     if match is None:
         return None
     return match.span("line") if match.group("line") is not None else match.span("cell")
@@ -114,14 +119,15 @@ def rejoined(pattern: re.Pattern[str], text: str, at: int, matched_end: int,
     placeholders), giving the secret's (start, end) in `joined` or None. `wrap`: the rules' limits."""
     start = matched_end if matched_end >= 0 else at
     end = _RUN.match(text, start, start + wrap.longest).end()  # bounded: "sk-" * 10**5 stays linear
-    if continued(text, end) is None or matched_end < 0 and not keylike(text[at:end], wrap):
+    dotted = "." in text[at:end]
+    if continued(text, end, dotted) is None or matched_end < 0 and not keylike(text[at:end], wrap):
         return []  # most tokens end in text; `sk-learn` on a line, a word after it, is no key cut in two
     lo = max(0, at - wrap.behind)
     segments = [(lo, end, 0)]  # (start, end in text, where it starts in `joined`)
     joined = text[lo:end]
     best: list[tuple[int, int]] = []
     for _ in range(wrap.pieces):
-        piece = continued(text, end)
+        piece = continued(text, end, dotted)
         if piece is None:
             break
         fits = keylike(text[piece[0]:piece[1]], wrap)

@@ -149,13 +149,22 @@ def test_a_dotted_value_is_code_only_when_it_reads_as_code(text, kept):
     assert (load_default().redact(text).text == text) is kept
 
 
+KEY = "Xk9PqR2sT4uV6wY8zA1bC3dE5fG7hJ9kL1mN3pQ5"
+
+
+@pytest.mark.parametrize("text", ["Your new API key:\n\n    {}\n\nStore it safely.", "access_token:\n  {}\n",
+                                  "**Password:**\n`{}`\n", "x-api-key:\n{}"])
+def test_a_key_printed_on_the_line_after_its_label_is_redacted(text):
+    out = redact(text.format(KEY))
+    assert KEY[:10] not in out and "[REDACTED:" in out, out
+
+
 @pytest.mark.parametrize("text", [
-    "Your new API key:\n\n    {}\n\nStore it safely.", "access token:\n{}\n", "**Password:**\n`{}`\n",
     "op read op://vault/db/password\n{}\n", "vault kv get -field=password secret/db\n{}", "pass show db/prod\n{}",
     "gopass show -o db/prod\n{}", "security find-generic-password -s db -w\n{}",
     "kubectl get secret app -o jsonpath={{.data.pw}} | base64 -d\n{}\n",
 ])
-def test_a_value_printed_on_the_line_after_its_label_or_command_is_redacted(text):
+def test_a_value_printed_after_the_command_that_fetched_it_is_redacted(text):
     out = redact(text.format(PW))
     assert PW not in out and "[REDACTED:" in out, out
 
@@ -164,6 +173,14 @@ def test_a_value_printed_on_the_line_after_its_label_or_command_is_redacted(text
     "Password:\n  - must be 8 chars\n", "API key:\n\nSee the settings page.\n", "Token:\n<your-token>\n",
     "secret:\n  name: db-creds\n", "pass show db\nError: db is not in the password store.", "key:\n  v1.2.3\n",
     "Your key:\n\n    ./keys/id_ed25519\n", "op read op://v/i/f\n$ ls\nfoobar1",
+    # the second red team's: keys that are no secret, names and ids under a secret's label, a command's other output
+    "Public key:\nxTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=",
+    "Recipient public key:\nage1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p",
+    "Idempotency key:\norder_12345_retry2", "Primary key:\n  user_id2", "Partition key:\n  tenantId#2024",
+    "Session token:\nsess-expired-v2", "Refresh token:\n  rotated2024", "API key:\nsee-vault-2024",
+    "Access token:\n>   expired-2024-05-01", "op read op://vault/db/username\nalice2024",
+    "vault kv get -field=username secret/db\nappuser01", "pass show work\nwork",
+    "kubectl get secret tls -o jsonpath={.data.crt} | base64 -d | openssl x509 -noout -subject\nsubject=CN=example.com",
 ])
 def test_what_follows_a_label_on_its_own_line_and_is_no_value_survives(text):
     assert load_default().redact(text).text == text
@@ -216,3 +233,124 @@ def test_a_key_block_under_line_prefixes_or_joined_otherwise_is_redacted(text):
 def test_log_lines_after_a_prefixed_key_block_are_kept():
     text = "\n".join("web-1  | " + line for line in PEM) + "\nweb-1  | Listening on port 8080\ndb-1   | ready"
     assert redact(text) == "web-1  | [REDACTED:private_key]\nweb-1  | Listening on port 8080\ndb-1   | ready"
+
+
+def test_a_dotted_token_on_the_line_after_another_token_is_its_own():
+    """(found by the secret leaks scan) With dots allowed in every piece, a Discord token on the line after a
+    1Password one was joined to it up to its first dot, and the rest of it kept: dots continue a dotted token only."""
+    ops = "ops_" + "eyJzaWduSW5BZGRyZXNzIjoibXkuMXBhc3N3b3JkLmNvbSIsInVzZXJBdXRoIjp7Im1ldGhvZCI6IlNSUGctNDA5NiJ9fQ"
+    discord = "NzA3Mjk2MTQ1NTM2MzI3NzEx.XkP2aQ.Hq8vRw3LzT1nYb6Ue0cJmKs9D2f"
+    out = redact(f"op_token={ops}\n{discord}\nokta says hi")
+    assert "Hq8vRw3L" not in out and "XkP2aQ" not in out, out
+
+
+# A second red team's ordinary text (note 48) around the labels the rules above read: each came back changed from the
+# first version of these rules (the ECS `valueFrom` line, which the older rules redact too, is left out).
+ORDINARY = [
+    'Go to Profile → Password → Two-Factor to enable 2FA.',
+    'password (optional): leave-blank to use SSO',
+    'The password is: **required**',
+    'Password is: *mandatory*',
+    '> **Note:** the password is: *never* stored',
+    'The password for the wifi is WPA2-protected',
+    'The password was: rejected-by-policy',
+    'pw (hashed): bcrypt-12 rounds',
+    'PASSWORD (DEV): local-only',
+    'Password ⇒ hashed-with-argon2',
+    'Password -> Forgot-Password page',
+    'Step 3 — Password -> `kg-admin`',
+    'The password for the DB is rotated2 weekly',
+    'pwd -> ~/proj',
+    'pwd → /workspace',
+    'Set the password to SHA512-crypt in /etc/login.defs',
+    'We changed password to passkey2FA login',
+    'κωδικός: GR-2024-001 (κωδικός παραγγελίας)',
+    'Ο κωδικός: ΚΑ-1234',
+    'Κωδικός: 2FA-ενεργός',
+    'A jelszó: Windows10-kompatibilis formátum',
+    'Jelszo: min8karakter szabály',
+    'lozinka: SHA-256 hash',
+    'Lozinka: WPA2/WPA3',
+    'Kata sandi: Windows-11 tidak',
+    'Kata sandi: MD5-hash lama',
+    'Parool: e-posti kaudu',
+    'Geslo: WPA2-PSK',
+    'كلمة المرور: WPA2-PSK',
+    'पासवर्ड: WPA2-PSK',
+    'รหัสผ่าน: WPA2-PSK',
+    'סיסמה: WPA2-PSK',
+    'The token is base64url-encoded',
+    'The token is ERC1155-based.',
+    'The token is RS256/ES256 signed.',
+    'The token is UTF-16LE encoded.',
+    'The token is `session:1234`',
+    'The token is sha256:9f86d081884c7d65',
+    "The token is 'hello2world' in the tokenizer test fixture",
+    'Each token → vector768',
+    'The secret is db-credentials-v2, mounted at /etc/creds',
+    'The secret → app-secrets-v3',
+    'The secret is gcp-secret-v3.',
+    'the secret is prod/api/v2',
+    'the secret is ed25519-based',
+    'The secret is: rotate-every-30d',
+    'The secret (TLS) is cert-manager-issued-v1',
+    'COMPASS_VERSION=1.42.0',
+    'PROXY_BYPASS=localhost,127.0.0.1,.internal',
+    'BYPASS_LIST=10.0.0.0/8',
+    'HTTP_PROXY_BYPASS=*.internal',
+    'NEXT_AUTH_URL=http://localhost:3000',
+    'KEYCLOAK_AUTH_SERVER_URL=http://keycloak:8080/auth',
+    'SSO_AUTH_ENDPOINT=https://sso.example.com/x',
+    'JWT_AUTH_ISSUER=https://auth.example.com/',
+    'COMPASS_URL=https://x.example.com/v2',
+    'VAULT_AUTH_ROLE=app-role',
+    'GH_AUTH_SCOPES=repo,read:org,workflow',
+    'KC_AUTH_REALM=my-realm',
+    'REDIS_AUTH_MODE=acl-v2',
+    'WIFI_PSK_MODE=WPA2-PSK',
+    'BASIC_AUTH_USER=admin2',
+    'PASS_THROUGH_HEADERS=X-Request-Id',
+    'COMPASS_THEME=dark-v2',
+    'SSH_ASKPASS=ssh-askpass',
+    'GIT_ASKPASS=git-credential-manager',
+    'CREDS_HELPER=ecr-login',
+    'AWS_CREDS_PROFILE=prod-admin',
+    'env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef: {name: db, key: pw}\n  - name'
+    ': LOG_LEVEL\n    value: debug',
+    '- name: TOKEN_TTL_SECONDS\n  value: "3600"',
+    '- name: PASSWORD_MIN_LENGTH\n  value: "12"',
+    '{"name": "max_tokens", "value": 1024}',
+    '{"name":"tokenizer","value":"bert-base-uncased"}',
+    '{"name": "auth_token_requests_total", "value": 42}',
+    'name = "db_password"\n  value = random_password.db.result',
+    '<select name="token_type"><option value="bearer">Bearer</option>',
+    'Name=PasswordPolicy,Value=Strict2',
+    '{"name": "GITHUB_TOKEN_PERMISSIONS", "value": "contents-read"}',
+    '{"name": "SECRET_NAME", "value": "my-app-secret"}',
+    '250 AUTH LOGIN CRAM-MD5',
+    '250 AUTH DIGEST-MD5 CRAM-MD5',
+    'AUTH SCRAM-SHA-256',
+    'AUTH SERVICE v2.1.0-beta deployed',
+    'AUTH FAIL ip=10.0.0.12',
+    'RUN useradd -m appuser && mkdir -p data',
+    'useradd -m bob; mkdir -p app/logs',
+    'sudo useradd -m bob && docker run -p 8080:80 nginx',
+    'Note: useradd -p expects an encrypted password',
+    'usermod -p requires a hash',
+    "Build with 'python':3.12-slim",
+    'Run it with `redis`:7.2-alpine',
+    "Pin with 'node':'20-alpine'",
+    'Reset your branch with `origin`/`release-2.4`',
+    "Compare using 'main'/'hotfix-2024'",
+    "Call the API with 'model': 'gpt-4o-mini'",
+    'I emailed with alice@example.com / bob.smith2@example.com',
+    '$ pass show work\nwork',
+    'op read op://vault/db/username\nalice',
+    'vault kv get -field=username secret/db\nappuser',
+    'each op read 4KiB blocks\nthroughput2',
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_around_secret_labels_is_kept(text):
+    assert load_default().redact(text).text == text
