@@ -44,17 +44,16 @@ _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b\u200
 _READ_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]")
 # Spaces other than " " (no-break, en to hair, narrow no-break, medium mathematical, ideographic), read as " "
 _OTHER_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
-# any character `visible` drops or changes (the joiners too), in one class: one scan of a text that holds none
-_ODD = re.compile("[" + "".join(r.pattern[1:-1] for r in (_INVISIBLE, _READ_CONTROL, _OTHER_SPACES)) + "\u200c\u200d]")
+# any character `visible` drops (the joiners too), in one class: one scan of a text that holds none
+_ODD = re.compile("[" + "".join(r.pattern[1:-1] for r in (_INVISIBLE, _READ_CONTROL)) + "\u200c\u200d]")
 
 
 def visible(text: str) -> str:
     """`text` as `clean` will store it, for redaction to read: without the characters that show nothing and join
     nothing (zero-width space, word joiner, bidi marks, overrides and isolates, variation selectors, tag
     characters, a byte order mark; a joiner beside ASCII), without control characters (but for tabs, line ends and
-    the terminal escapes redaction reads past), NFC-normalised (a Kelvin sign is a K), and with each space other
-    than " " read as " " (a no-break space after "Password:"). So `ghp_…\u200b…` or `ghp_…\x7f…` hides no token
-    from redaction and is stored whole after `clean`. Pure."""
+    the terminal escapes redaction reads past) and NFC-normalised (a Kelvin sign is a K). So `ghp_…\u200b…` or
+    `ghp_…\x7f…` hides no token from redaction and is stored whole after `clean`. Pure."""
     if text.isascii():
         return text if text.isprintable() or _READ_CONTROL.search(text) is None else _READ_CONTROL.sub("", text)
     if _ODD.search(text) is not None:  # (one scan: most texts hold none of these; each kind is looked for first,
@@ -63,9 +62,13 @@ def visible(text: str) -> str:
             text = _JOINER.sub("", text)
         if _READ_CONTROL.search(text) is not None:
             text = _READ_CONTROL.sub("", text)
-        if _OTHER_SPACES.search(text) is not None:
-            text = _OTHER_SPACES.sub(" ", text)
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
+def spaced(text: str) -> str:
+    """`text` with each space other than " " as " " (a no-break space after "Password:", the ideographic space after
+    密码：), position for position: what redaction's rules read, while what it stores keeps the spaces. Pure."""
+    return text if text.isascii() or _OTHER_SPACES.search(text) is None else _OTHER_SPACES.sub(" ", text)
 
 
 def clean(text: str, *, one_line: bool = False) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from kg.core.text import visible
+from kg.core.text import spaced, visible
 from kg.redaction import escaped
 from kg.redaction.cache import KeywordPlan, LazyRules, packaged_parts
 from kg.redaction.prefixes import Patterns, bare_view, compiled, unescaped
@@ -196,7 +196,9 @@ class Redactor:
 
     def _collect(self, text: str) -> _Spans:
         """The text's secrets, and those of its view without the prefixes tools print before lines: a secret the
-        view shows whole (a key block, a value over several lines) replaces the parts of it the text showed."""
+        view shows whole (a key block, a value over several lines) replaces the parts of it the text showed. Read
+        with its odd spaces as spaces (`spaced`: the same positions)."""
+        text = spaced(text)
         starts = self._starts(text)
         spans = self._scan(text, starts=starts)
         self._absorb_bare(text, spans)

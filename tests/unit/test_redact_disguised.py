@@ -61,7 +61,9 @@ def test_text_without_a_secret_comes_back_as_given(text):
 
 
 def test_visible_reads_as_clean_stores_and_keeps_what_redaction_reads_past():
-    assert visible("a\u00a0b\u3000c\x7fd\u212a") == "a b cdK"
+    assert visible("a\u00a0b\u3000c\x7fd\u212a") == "a\u00a0b\u3000cdK"  # odd spaces: read as spaces, kept
+    out = load_default().redact(f"密码：\u3000{SECRET} 和\u3000别的").text
+    assert out == "密码：\u3000[REDACTED:password_assignment] 和\u3000别的"
     assert visible("line\r\n\tcol \x1b[32mgreen\x1b[0m") == "line\r\n\tcol \x1b[32mgreen\x1b[0m"
     assert visible("ascii only\x00") == "ascii only"
 
