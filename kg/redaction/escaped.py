@@ -80,3 +80,30 @@ def windows(text: str, starts: dict[int, list[int]]) -> list[tuple[int, Unescape
         else:
             spans.append([lo, hi])
     return [(lo, Unescaped(text[lo:hi])) for lo, hi in spans]
+
+
+class Joined:
+    """The views `windows` found, read as one text (one scan instead of one per stretch: 228 stretches of 10 MB of
+    transcripts took 59 ms scanned one by one), a blank line between two; `span` maps a span back to the text's."""
+
+    def __init__(self, found: list[tuple[int, Unescaped]]) -> None:
+        self._found = found
+        self._at: list[int] = []
+        pieces: list[str] = []
+        size = 0
+        for _, view in found:
+            self._at.append(size)
+            pieces.append(view.text)
+            size += len(view.text) + 2
+        self.text = "\n\n".join(pieces)
+
+    def span(self, start: int, end: int) -> tuple[int, int] | None:
+        """The text's (start, end) of the joined text's; None for a span that runs over from one stretch into the
+        next."""
+        i = bisect_right(self._at, start) - 1
+        lo, view = self._found[i]
+        off = self._at[i]
+        if end - off > len(view.text):
+            return None
+        a, b = view.span(start - off, end - off)
+        return lo + a, lo + b

@@ -210,11 +210,12 @@ class Redactor:
                 if kind:
                     spans.absorb(*plain.span(start, end), kind)
         if escaped.may_hold(text):  # JSON in a JSON string, `{\"password\":\"<it>\"}`: read unescaped where it
-            for lo, inner in escaped.windows(text, starts):  # is near a rule's keyword
-                for start, end, kind in self._scan(inner.text, decode=False).items:
-                    if kind:
-                        a, b = inner.span(start, end)
-                        spans.absorb(lo + a, lo + b, kind)
+            found = escaped.windows(text, starts)  # is near a rule's keyword, all such stretches in one scan
+            joined = escaped.Joined(found)
+            for start, end, kind in self._scan(joined.text, decode=False).items if found else ():
+                where = joined.span(start, end) if kind else None
+                if where is not None:
+                    spans.absorb(*where, kind)
         return spans
 
     def _absorb_bare(self, text: str, spans: _Spans) -> None:
