@@ -26,13 +26,35 @@ from kg.core import clock
 from kg.core.errors import KgError
 
 # the state table holds what changes after a node is made (status, priority): newer than the node row's copy;
-# `nodekey` each node's current Pattern-Key (a file an older kg wrote has only `pkey`, its patterns' keys)
-_ROWS = ("SELECT n.id, n.kind, n.entry_type, n.text, n.details, n.category, coalesce(s.priority, n.priority) AS "
-         "priority, coalesce(s.status, n.status) AS status, n.session, "
-         "n.tags, n.context, n.created_at, s.area, s.action, s.source, {key} AS pattern_key "
-         "FROM node n LEFT JOIN state s ON s.pos = n.pos LEFT JOIN pkey k ON k.pos = n.pos {join}ORDER BY n.pos")
-_KEYED = _ROWS.format(key="coalesce(e.key, k.key)", join="LEFT JOIN nodekey e ON e.pos = n.pos ")
-_OLDER = _ROWS.format(key="k.key", join="")
+# `nodekey` each node's current Pattern-Key, `pkey` a pattern's. A file an older kg wrote lacks some of them (6:
+# `nodekey`, 5: `pkey` too, older: `state`), or holds a `nodekey` an older kg's rebuild left behind (its version
+# says so): only the tables the file's version keeps right are read.
+_ROWS = ("SELECT n.id, n.kind, n.entry_type, n.text, n.details, n.category, {priority} AS priority, {status} AS "
+         "status, n.session, n.tags, n.context, n.created_at, {area} AS area, {action} AS action, {source} AS source, "
+         "{key} AS pattern_key FROM node n {joins}ORDER BY n.pos")
+
+
+def _rows_query(db: sqlite3.Connection) -> str:
+    from kg.store.sidefile import version
+
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    found = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() if "meta" in tables else None
+    joins, keys = "", []
+    if "nodekey" in tables and found is not None and found[0] == version():
+        joins += "LEFT JOIN nodekey e ON e.pos = n.pos "
+        keys.append("e.key")
+    if "pkey" in tables:
+        joins += "LEFT JOIN pkey k ON k.pos = n.pos "
+        keys.append("k.key")
+    state = "state" in tables
+    if state:
+        joins = "LEFT JOIN state s ON s.pos = n.pos " + joins
+    return _ROWS.format(
+        priority="coalesce(s.priority, n.priority)" if state else "n.priority",
+        status="coalesce(s.status, n.status)" if state else "n.status",
+        area="s.area" if state else "NULL", action="s.action" if state else "NULL",
+        source="s.source" if state else "NULL",
+        key=f"coalesce({', '.join(keys)})" if len(keys) > 1 else (keys[0] if keys else "NULL"), joins=joins)
 
 
 def _tags(value: Any) -> list[str]:
@@ -50,8 +72,7 @@ def nodes_of(side: Path) -> list[dict[str, Any]]:
     try:
         with closing(sqlite3.connect(f"file:{side}?mode=ro", uri=True, timeout=30.0)) as db:
             db.row_factory = sqlite3.Row
-            keyed = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodekey'").fetchone() is not None
-            rows = [dict(r) for r in db.execute(_KEYED if keyed else _OLDER)]
+            rows = [dict(r) for r in db.execute(_rows_query(db))]
     except sqlite3.Error:
         return []
     out = []
@@ -154,8 +175,8 @@ def start_over(ws: Any, exc: Exception, repair: bool) -> tuple[str, str]:
         held = len(nodes_of(side)) if side.is_file() else 0
         return ("error", f"{cause}. Run `kg doctor --repair`: it keeps the file aside and starts a new "
                 f"graph with the {held} node(s) memory search's index ({side.name}) still holds and the "
-                "workspace's trail and .learnings/ (their auto links made again, each event back in its pattern; "
-                "edges added by hand, and what is in none of them, are lost)")
+                "workspace's trail and .learnings/ (their auto links made again, each event whose Pattern-Key the "
+                "index keeps back in its pattern; edges added by hand, and what is in none of them, are lost)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     recovered = ws.kg_dir / f"recovered-{stamp}.trail.json"
     nodes = nodes_of(side) if side.is_file() else []

@@ -64,13 +64,16 @@ def upgrade(st: Any, side: SideIndex) -> bool:
     found = side.meta("version")
     if found not in (version("6"), version("7")):
         return False
+    from kg.store.sidestate import BATCH, in_batches
+
     have, _ = side.stamp()
-    rows = st._execute_raw(_NODE_KEYS, {"stop": have})
     if found == version("6"):
         side.db.execute("DELETE FROM pkey")
-        side.db.executemany("INSERT OR REPLACE INTO pkey VALUES (?, ?)",
-                            [(r["pos"], r["key"]) for r in rows if r["kind"] == "pattern"])
     side.db.execute("DELETE FROM nodekey")
-    side.db.executemany("INSERT OR REPLACE INTO nodekey VALUES (?, ?)", [(r["pos"], r["key"]) for r in rows])
+    for rows in in_batches(st, _NODE_KEYS, {"stop": have}, BATCH):  # streamed: most of 1M events may hold a key
+        if found == version("6"):
+            side.db.executemany("INSERT OR REPLACE INTO pkey VALUES (?, ?)",
+                                [(r["pos"], r["key"]) for r in rows if r["kind"] == "pattern"])
+        side.db.executemany("INSERT OR REPLACE INTO nodekey VALUES (?, ?)", [(r["pos"], r["key"]) for r in rows])
     side.db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version(),))
     return True

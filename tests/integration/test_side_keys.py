@@ -162,14 +162,18 @@ def test_a_side_file_of_version_7_gets_its_events_keys_in_place(ws):
     path = sideindex.path_of(ws.graph_path)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (sidefile.version("7"),))
+        keyless = db.execute("SELECT pos FROM node WHERE text = 'a note without a key'").fetchone()[0]
         db.execute("DELETE FROM nodekey")
-        db.execute("INSERT INTO nodekey VALUES (1, 'left.by.a.rebuild')")
+        db.execute("INSERT INTO nodekey VALUES (?, 'left.by.a.rebuild')", (keyless,))
         fts_before = db.execute("SELECT count(*) FROM fts").fetchone()[0]
     with ws.store() as st:
         assert sideindex.sync(st) == "in step"
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0] == sidefile.version()
-        assert _node_keys(db) == {"docker build timed out": "docker.build"}
+        whole = db.execute("SELECT n.kind, n.text, k.key FROM nodekey k JOIN node n ON n.pos = k.pos").fetchall()
+        # the event's and its pattern's keys; the stale row at the keyless note's position gone
+        assert sorted(whole) == [("event", "docker build timed out", "docker.build"),
+                                 ("pattern", "docker build timed out", "docker.build")], whole
         assert db.execute("SELECT count(*) FROM fts").fetchone()[0] == fts_before
 
 
@@ -224,3 +228,25 @@ def test_doctor_finds_a_pattern_key_row_lost_by_hand_and_rebuilds_it(ws, damage)
     with ws.reading() as st:
         assert _graph_keys(st) == before  # the same pattern took it: no second one
     assert {c.name: c for c in doctor(ws, dry_run=True).checks}["search index"].status == "ok"
+
+
+@pytest.mark.parametrize("form", ["7", "6", "5"])
+def test_a_side_file_of_an_older_form_still_gives_its_nodes_back(ws, form):
+    """`kg doctor --repair` reads the side file of a graph it cannot open (kg/ingest/recover.py `nodes_of`): one an
+    older kg wrote lacks `nodekey` (6), `pkey` too (5), or holds a `nodekey` an older kg's rebuild left stale (7 on
+    its stamp). Each still gives every node back (a query of tables it lacks returned none); the keys it cannot vouch
+    for are not read."""
+    from kg.ingest.recover import nodes_of
+
+    _log(ws, [("docker build timed out", "docker.build"), ("a note without a key", None)])
+    path = sideindex.path_of(ws.graph_path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (sidefile.version(form),))
+        if form in ("6", "5"):
+            db.execute("DROP TABLE nodekey")
+        if form == "5":
+            db.execute("DROP TABLE pkey")
+    nodes = {(n["kind"], n["text"]): n for n in nodes_of(path)}
+    assert {("event", "docker build timed out"), ("event", "a note without a key")} <= set(nodes), nodes
+    assert nodes[("event", "docker build timed out")]["pattern_key"] is None  # an event's: only a current nodekey
+    assert nodes[("pattern", "docker build timed out")]["pattern_key"] == (None if form == "5" else "docker.build")
