@@ -40,20 +40,24 @@ _DOUBLE = re.compile(r"([bdfgmnprt])\1$")
 _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b\u200e\u200f\u202a-\u202e"
                         "\u2060-\u2064\u2066-\u2069\u3164\ufe00-\ufe0f\uffa0\ufeff\U000e0000-\U000e007f"
                         "\U000e0100-\U000e01ef]")
-# Control characters `clean` drops, but for those redaction reads: tab, line ends, the terminal escapes ESC and CSI.
-_READ_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]")
+# The control characters `clean` drops (a carriage return, the line and paragraph separators, 8-bit CSI among them),
+# but for the ESC that starts a terminal escape (`\x1b[32m`: redaction reads past the whole escape, and `clean`'s
+# leaves `[32m` between what it split, which joins nothing).
+_READ_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u2028\u2029]|\x1b(?![\[\]])")
 # Spaces other than " " (no-break, en to hair, narrow no-break, medium mathematical, ideographic), read as " "
 _OTHER_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
-# any character `visible` drops (the joiners too), in one class: one scan of a text that holds none
-_ODD = re.compile("[" + "".join(r.pattern[1:-1] for r in (_INVISIBLE, _READ_CONTROL)) + "\u200c\u200d]")
+# any character `visible` may drop (the joiners too, any ESC), in one class: one scan of a text that holds none
+_ODD = re.compile("[" + _INVISIBLE.pattern[1:-1] + _READ_CONTROL.pattern[1:_READ_CONTROL.pattern.index("]")]
+                  + "\x1b\u200c\u200d]")
 
 
 def visible(text: str) -> str:
     """`text` as `clean` will store it, for redaction to read: without the characters that show nothing and join
     nothing (zero-width space, word joiner, bidi marks, overrides and isolates, variation selectors, tag
-    characters, a byte order mark; a joiner beside ASCII), without control characters (but for tabs, line ends and
-    the terminal escapes redaction reads past) and NFC-normalised (a Kelvin sign is a K). So `ghp_…\u200b…` or
-    `ghp_…\x7f…` hides no token from redaction and is stored whole after `clean`. Pure."""
+    characters, a byte order mark; a joiner beside ASCII), without the control characters `clean` drops (but for
+    tabs, newlines and the ESC that starts a terminal escape, which redaction reads past) and NFC-normalised (a
+    Kelvin sign is a K). So `ghp_…\u200b…`, `ghp_…\x7f…` or `ghp_…\r…` hides no token from redaction and is stored
+    whole after `clean`. Pure."""
     if text.isascii():
         return text if text.isprintable() or _READ_CONTROL.search(text) is None else _READ_CONTROL.sub("", text)
     if _ODD.search(text) is not None:  # (one scan: most texts hold none of these; each kind is looked for first,

@@ -85,8 +85,9 @@ def build(ws: Any, *, now: datetime | str | None = None, days: int | None = None
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         topic = detect(text, rules)
-        # a file an agent or a person wrote (kg's own are redacted already): its lines copied, redacted first
-        summary = [r.text for r in ws.rules.redactor.redact_group(file_summary(text))]
+        # a file an agent or a person wrote (kg's own are redacted already): redacted whole before its lines are
+        # copied (a key block or a value on the line after its label spans lines)
+        summary = file_summary(ws.rules.redactor.redact(text).text)
         index.setdefault(topic, []).append({"date": _file_date(path), "file": str(path.relative_to(ws.root)),
                                             "summary": summary})
     doc = {"built": at.isoformat(), "days": days, "topics": _topics_of(rules), "index": index}

@@ -38,7 +38,7 @@ class Unescaped:
 
 
 BEFORE, AFTER = 80, 320  # the part of the text around an escaped key read unescaped: its name, then its value
-_URL = ":\\/\\/"  # a URL's `://` escaped: its password rule's keyword is not in the text as written
+_URL = re.compile(r":\\+/\\+/")  # a URL's `://` escaped (once or more): its rule's keyword is not in the text
 _KEY_END = re.compile(r'\\"\s*:')  # an escaped key's closing quote, `\"password\":` (a literal start: a fast scan)
 _NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
@@ -68,10 +68,7 @@ def windows(text: str, starts: dict[int, list[int]]) -> list[tuple[int, Unescape
         first = bisect_left(keywords, name)
         if first < len(keywords) and keywords[first] < stop:
             points.append(name)
-    at = text.find(_URL)
-    while at >= 0:
-        points.append(at)
-        at = text.find(_URL, at + 1)
+    points += [m.start() for m in _URL.finditer(text)] if ":\\" in text else []
     spans: list[list[int]] = []
     for at in sorted(points):
         lo, hi = max(0, at - BEFORE), min(len(text), at + AFTER)

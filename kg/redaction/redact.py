@@ -214,8 +214,11 @@ class Redactor:
             joined = escaped.Joined(found)
             for start, end, kind in self._scan(joined.text, decode=False).items if found else ():
                 where = joined.span(start, end) if kind else None
-                if where is not None:
-                    spans.absorb(*where, kind)
+                if where is not None:  # a value longer than its stretch goes on to its run's end in the text
+                    a, b = where
+                    if 0 < b < len(text) and text[b - 1] in _TOKEN_CHARS and text[b] in _TOKEN_CHARS:
+                        b = _TOKEN_RUN.match(text, b, b + _MAX_EXTEND).end()
+                    spans.absorb(a, b, kind)
         return spans
 
     def _absorb_bare(self, text: str, spans: _Spans) -> None:

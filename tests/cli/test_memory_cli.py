@@ -98,3 +98,14 @@ def test_the_topic_index_copies_no_secret_of_a_file_an_agent_wrote(run_kg, ws):
     index = (ws.root / "memory" / ".memory-index.json").read_text(encoding="utf-8")
     assert "Vq8rTz2LmK4x" not in index and token[4:20] not in index, index
     assert "rotate both monthly" in index and "[REDACTED:" in index
+
+
+def test_the_topic_index_copies_no_key_block_or_value_under_its_label(run_kg, ws):
+    """(review) The first lines were redacted one by one: a key block's body, or a key on the line after its label,
+    was copied whole."""
+    body = "MIIEpAIBAAKCAQEA7bq3xk2Yd9Qm1Lk7Rt4Vb8Np3Hs6Jd1Fg5Wc0YaQe7TZx9Ab3d"
+    (ws.root / "memory" / "2026-01-05-keys.md").write_text(
+        f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n", encoding="utf-8")
+    assert run_kg("index build --now 2026-01-06").exit_code == 0
+    index = (ws.root / "memory" / ".memory-index.json").read_text(encoding="utf-8")
+    assert body[10:40] not in index, index

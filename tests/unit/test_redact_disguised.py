@@ -14,7 +14,7 @@ from kg.redaction import escaped
 from kg.redaction.redact import load_default
 
 SECRET = "Tr4inSet9QxZ" + "Lm2Vd8"
-GHP = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5r" + "sT7vW9xY1z"
+GHP = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5r" + "sT7vW9xY1zQm4K"
 
 
 def redact(text: str) -> str:
@@ -44,6 +44,8 @@ def test_what_is_around_an_escaped_secret_is_kept_as_written():
 
 @pytest.mark.parametrize("text, secret", [
     (f"token {GHP[:20]}\x7f{GHP[20:]}", GHP),  # `clean` drops the DEL after: the token was stored whole
+    (f"pushed with {GHP[:20]}\u2028{GHP[20:]}", GHP), (f"pushed with {GHP[:20]}\r{GHP[20:]}", GHP),  # (review)
+    (f"pushed with {GHP[:20]}\x1b{GHP[20:]}", GHP), (f"pushed with {GHP[:20]}\x9b{GHP[20:]}", GHP),
     ("key s\u212a_live_" + "51HxQwErTyUiOpAsDfGhJkL", "51HxQwErTyUiOpAsDfGhJkL"),  # NFC: the Kelvin sign is a K
 ])
 def test_a_token_clean_would_mend_is_redacted_before(text, secret):
@@ -64,7 +66,7 @@ def test_visible_reads_as_clean_stores_and_keeps_what_redaction_reads_past():
     assert visible("a\u00a0b\u3000c\x7fd\u212a") == "a\u00a0b\u3000cdK"  # odd spaces: read as spaces, kept
     out = load_default().redact(f"密码：\u3000{SECRET} 和\u3000别的").text
     assert out == "密码：\u3000[REDACTED:password_assignment] 和\u3000别的"
-    assert visible("line\r\n\tcol \x1b[32mgreen\x1b[0m") == "line\r\n\tcol \x1b[32mgreen\x1b[0m"
+    assert visible("line\r\n\tcol \x1b[32mgreen\x1b[0m") == "line\n\tcol \x1b[32mgreen\x1b[0m"
     assert visible("ascii only\x00") == "ascii only"
 
 
@@ -356,3 +358,14 @@ ORDINARY = [
 @pytest.mark.parametrize("text", ORDINARY)
 def test_ordinary_text_around_secret_labels_is_kept(text):
     assert load_default().redact(text).text == text
+
+
+def test_an_escaped_value_longer_than_its_stretch_and_a_url_escaped_twice():
+    """(review) The escaped-JSON view reads 320 characters after a key: an STS session token of ~700 kept its tail;
+    a URL escaped twice (`:\\\\\\/\\\\\\/`) was not read unescaped."""
+    token = "FwoGZXIvYXdz" + "Ab3dE5fG7hJ9kL1mN3pQ5rsT7vW9xY1zC2eD4" * 18
+    text = '{"content":"{\\"Credentials\\":{\\"SessionToken\\":\\"' + token + '\\"}}"}'
+    out = redact(text)
+    assert token[300:330] not in out and token[-30:] not in out and out.endswith('\\"}}"}'), out
+    url = "psql postgres:\\\\\\/\\\\\\/app:Hx7pQ2mZ9kLw@db/x"
+    assert redact(url) == "psql postgres:\\\\\\/\\\\\\/app:[REDACTED:password_in_url]@db/x"
