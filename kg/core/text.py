@@ -43,12 +43,12 @@ _INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u180b-\u180f\u200b\u200
 # The control characters `clean` drops (a carriage return, the line and paragraph separators, 8-bit CSI among them),
 # but for the ESC that starts a terminal escape (`\x1b[32m`: redaction reads past the whole escape, and `clean`'s
 # leaves `[32m` between what it split, which joins nothing).
-_READ_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u2028\u2029]|\x1b(?![\[\]])")
+_CONTROLS = r"\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\u2028\u2029"
+_READ_CONTROL = re.compile(rf"[{_CONTROLS}]|\x1b(?![\[\]])")
 # Spaces other than " " (no-break, en to hair, narrow no-break, medium mathematical, ideographic), read as " "
 _OTHER_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 # any character `visible` may drop (the joiners too, any ESC), in one class: one scan of a text that holds none
-_ODD = re.compile("[" + _INVISIBLE.pattern[1:-1] + _READ_CONTROL.pattern[1:_READ_CONTROL.pattern.index("]")]
-                  + "\x1b\u200c\u200d]")
+_ODD = re.compile("[" + _INVISIBLE.pattern[1:-1] + _CONTROLS + "\x1b\u200c\u200d]")
 
 
 def visible(text: str) -> str:
